@@ -1,0 +1,34 @@
+"""One pydantic config object per component. Every field says what it is for."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SANDBOX_IMAGE = "patcher-sandbox:latest"
+OFFLINE_BASE_IMAGE = "patcher-base:bookworm"
+DEFAULT_BASE_IMAGE = "python:3.11-slim"
+SANDBOX_UID = 47213
+"""uid of the unprivileged sandbox user; chosen to exist nowhere on a host (checked at image build)."""
+LABEL = "io.patcher.managed"
+"""Label carried by every container, volume and image patcher creates."""
+
+
+class SandboxConfig(BaseModel):
+    """How one job's container is started and bounded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    image: str = Field(SANDBOX_IMAGE, description="Image the container starts from (sandbox or environment).")
+    uid: int = Field(SANDBOX_UID, description="Unprivileged uid the tool server and tests run as.")
+    memory_mb: int = Field(2048, description="Memory limit; swap is set equal, so no swap is added.")
+    workspace_mb: int = Field(768, description="Size of the tmpfs workspace; counts against memory_mb.")
+    tmp_mb: int = Field(256, description="Size of the /tmp tmpfs.")
+    cpus: float = Field(1.0, description="CPU limit (nano_cpus).")
+    pids: int = Field(256, description="Most processes and threads the container may hold.")
+    nofile: int = Field(1024, description="Open-file limit per process.")
+    log_max: str = Field("1m", description="Cap on the json-file log of the container.")
+    call_timeout_s: float = Field(60.0, description="Default deadline of one tool call inside the container.")
+    test_timeout_s: float = Field(300.0, description="Deadline of one run_test call inside the container.")
+    backstop_s: float = Field(15.0, description="Extra seconds the host waits past a deadline before killing.")
+    allowlist: list[list[str]] = Field(default_factory=list,
+                                       description="Extra run_test argv prefixes on top of the default list.")

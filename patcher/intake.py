@@ -1,0 +1,158 @@
+"""Repo intake: a local work tree or a git URL + ref becomes a staging copy with a base commit of its own.
+
+The staging copy holds the user's current files (committed or not, untracked-but-not-ignored included;
+symlinks kept as links, never followed; device nodes, fifos and submodules dropped) and a fresh `.git`
+made here, so the user's `.git/config` and hooks never travel and never run. Every host git call on
+the user's repository disables the helpers a planted config could use to run code.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from .errors import BadInput
+
+SAFE_GIT = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "protocol.ext.allow=never",
+            "-c", "core.untrackedCache=false", "-c", "submodule.recurse=false"]
+GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
+           "GIT_AUTHOR_NAME": "patcher", "GIT_AUTHOR_EMAIL": "patcher@localhost",
+           "GIT_COMMITTER_NAME": "patcher", "GIT_COMMITTER_EMAIL": "patcher@localhost",
+           "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000"}
+MAX_REPO_BYTES = 512 * 1024 * 1024
+
+
+@dataclass
+class StagedRepo:
+    path: Path
+    base_commit: str
+    source_commit: str | None
+    dirty: bool
+    files: list[str]
+    _tars: dict[int, bytes] = field(default_factory=dict, repr=False)
+
+    def tar(self, uid: int) -> bytes:
+        """The repo as a tar stream for `/workspace`: files owned by uid, `.git` root-owned and read-only."""
+        if uid not in self._tars:
+            self._tars[uid] = _make_tar(self.path, uid)
+        return self._tars[uid]
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return git.Git(str(cwd)).execute(["git", *SAFE_GIT, *args], env=GIT_ENV, strip_newline_in_stdout=True)
+
+
+def stage_repo(source: str, ref: str | None = None) -> StagedRepo:
+    """Copy `source` (a path or a git URL) at `ref` (default: the work tree as it is) into staging."""
+    root = Path(tempfile.mkdtemp(prefix="patcher-stage-"))
+    try:
+        if ref is not None or not Path(source).exists():
+            tree = _clone(source, ref, root / "clone")
+        else:
+            tree = _toplevel(Path(source))
+        return _stage_tree(tree, root / "repo")
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
+def _toplevel(path: Path) -> Path:
+    if not path.is_dir():
+        raise BadInput(f"{path} is not a directory")
+    try:
+        return Path(_git(path, "rev-parse", "--show-toplevel"))
+    except git.GitCommandError as e:
+        raise BadInput(f"{path} is not a git repository (run `git init` there, or pass a git URL)") from e
+
+
+def _clone(url: str, ref: str | None, dest: Path) -> Path:
+    looks_remote = "://" in url or url.startswith("git@") or Path(url).exists()
+    if not looks_remote:
+        raise BadInput(f"{url} is neither an existing path nor a git URL")
+    try:
+        _git(dest.parent, "clone", "--quiet", "--no-checkout", "--no-recurse-submodules", "--", url, str(dest))
+        _git(dest, "checkout", "--quiet", "--detach", ref or "HEAD", "--")
+    except git.GitCommandError as e:
+        last = (e.stderr or str(e)).strip().splitlines()[-1:] or [""]
+        raise BadInput(f"cannot check out {ref or 'HEAD'} of {url}: {last[0].strip()}") from e
+    return dest
+
+
+def _listed_files(tree: Path) -> list[str]:
+    out = _git(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return sorted({p for p in out.split("\0") if p})
+
+
+def _stage_tree(tree: Path, dest: Path) -> StagedRepo:
+    files, total = [], 0
+    for rel in _listed_files(tree):
+        src = tree / rel
+        try:
+            st = src.lstat()
+        except FileNotFoundError:
+            continue  # tracked but deleted in the work tree: the base does not have it
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            continue  # submodules, fifos, sockets, device nodes
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(src), target)
+        else:
+            total += st.st_size
+            if total > MAX_REPO_BYTES:
+                raise BadInput(f"repository is larger than {MAX_REPO_BYTES // 2**20} MiB of files")
+            shutil.copyfile(src, target, follow_symlinks=False)
+            os.chmod(target, 0o755 if st.st_mode & 0o111 else 0o644)
+        files.append(rel)
+    dest.mkdir(parents=True, exist_ok=True)
+    source_commit, dirty = _source_state(tree)
+    _git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
+    _git(dest, "add", "--all", "--force")
+    _git(dest, "commit", "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
+    return StagedRepo(dest, _git(dest, "rev-parse", "HEAD"), source_commit, dirty, files)
+
+
+def _source_state(tree: Path) -> tuple[str | None, bool]:
+    try:
+        head = _git(tree, "rev-parse", "--verify", "--quiet", "HEAD")
+    except git.GitCommandError:
+        return None, True
+    dirty = bool(_git(tree, "status", "--porcelain", "--untracked-files=normal"))
+    return head, dirty
+
+
+def _make_tar(repo: Path, uid: int) -> bytes:
+    def owner(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if not (info.isfile() or info.isdir() or info.issym()):
+            return None
+        name = info.name
+        in_git = name == "repo/.git" or name.startswith("repo/.git/")
+        info.uname = info.gname = ""
+        if name == "repo":
+            info.uid = info.gid = 0
+            info.mode = 0o1777  # sticky: the sandbox user cannot rename or replace the root-owned .git
+        elif in_git:
+            info.uid = info.gid = 0
+            info.mode = 0o555 if info.isdir() else 0o444
+        else:
+            info.uid = info.gid = uid
+            info.mode = (info.mode & 0o755) | 0o600 if not info.issym() else info.mode
+            if info.isdir():
+                info.mode |= 0o700
+        return info
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.add(str(repo), arcname="repo", recursive=True, filter=owner)
+    return buf.getvalue()

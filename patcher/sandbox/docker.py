@@ -1,0 +1,171 @@
+"""One hardened container per job, the tool server as its main process, spoken to over the attach socket."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import time
+from typing import Any
+
+import docker
+import docker.errors
+from docker.types import LogConfig, Ulimit
+
+from sandbox.protocol import Request, ToolResult
+
+from ..config import SandboxConfig
+from ..errors import EnvironmentUnavailable, SandboxError
+from ..intake import StagedRepo
+from . import deadline_for
+from .channel import Channel
+from .reaper import owner_labels
+
+WORKSPACE = "/workspace"
+
+
+def docker_client(timeout: int = 120) -> docker.DockerClient:
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except docker.errors.DockerException as e:
+        raise EnvironmentUnavailable(
+            f"no Docker daemon answers ({str(e).splitlines()[0][:120]}): start dockerd, "
+            "or run scripts/setup.sh") from e
+    return client
+
+
+def require_image(client: docker.DockerClient, image: str) -> None:
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound as e:
+        raise EnvironmentUnavailable(f"sandbox image {image} is missing: run `patcher image build`") from e
+
+
+class _AttachStream:
+    """Demultiplexes the attach socket (8-byte frame headers) into the server's stdout bytes."""
+
+    def __init__(self, sock: Any) -> None:
+        self._sock = getattr(sock, "_sock", sock)
+        self._raw = bytearray()
+        self.stderr = bytearray()
+
+    def send(self, data: bytes) -> None:
+        self._sock.sendall(data)
+
+    def recv(self, timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        while True:
+            if len(self._raw) >= 8:
+                size = int.from_bytes(self._raw[4:8], "big")
+                if len(self._raw) >= 8 + size:
+                    kind, payload = self._raw[0], bytes(self._raw[8 : 8 + size])
+                    del self._raw[: 8 + size]
+                    if kind == 1:
+                        return payload
+                    self.stderr = (self.stderr + payload)[-8192:]
+                    continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            self._sock.settimeout(left)
+            try:
+                chunk = self._sock.recv(262144)
+            except TimeoutError as e:
+                raise TimeoutError from e
+            if not chunk:
+                return b""
+            self._raw += chunk
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class DockerSandbox:
+    """Starts the container (network none, read-only root, tmpfs workspace volume, no capabilities...)."""
+
+    def __init__(self, staged: StagedRepo, config: SandboxConfig | None = None,
+                 client: docker.DockerClient | None = None) -> None:
+        self.config = cfg = config or SandboxConfig()
+        self.client = client or docker_client()
+        self.base_commit = staged.base_commit
+        self.container: Any = None
+        self.volume: Any = None
+        self._stream: _AttachStream | None = None
+        self._broken = ""
+        labels = owner_labels()
+        name = f"patcher-{secrets.token_hex(6)}"
+        try:
+            self.volume = self.client.volumes.create(
+                name=name, driver="local", labels=labels, driver_opts={
+                    "type": "tmpfs", "device": "tmpfs",
+                    "o": f"size={cfg.workspace_mb}m,uid={cfg.uid},gid={cfg.uid},mode=0700,nosuid,nodev"})
+            self.container = self.client.containers.create(name=name, **self._container_args(name, labels))
+            self.container.put_archive(WORKSPACE, staged.tar(cfg.uid))
+            sock = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            self._stream = _AttachStream(sock)
+            self.container.start()
+            self._channel = Channel(self._stream.send, self._stream.recv, cfg.backstop_s)
+            self._channel.hello(cfg.allowlist, timeout_s=30)
+        except docker.errors.ImageNotFound as e:
+            self.close()
+            raise EnvironmentUnavailable(f"sandbox image {cfg.image} is missing: run `patcher image build`") from e
+        except docker.errors.APIError as e:
+            self.close()
+            raise SandboxError(f"could not start the sandbox container: {e.explanation or e}") from e
+        except BaseException:
+            self.close()
+            raise
+
+    def _container_args(self, volume: str, labels: dict[str, str]) -> dict[str, Any]:
+        cfg = self.config
+        return {
+            "image": cfg.image,
+            "command": ["python3", "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo",
+                        "--base", self.base_commit, "--sweep", "uid"],
+            "user": f"{cfg.uid}:{cfg.uid}", "stdin_open": True, "tty": False, "init": True,
+            "network_mode": "none", "read_only": True, "ipc_mode": "private",
+            "volumes": {volume: {"bind": WORKSPACE, "mode": "rw"}},
+            "tmpfs": {"/tmp": f"size={cfg.tmp_mb}m,nosuid,nodev"},
+            "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
+            "pids_limit": cfg.pids, "mem_limit": f"{cfg.memory_mb}m", "memswap_limit": f"{cfg.memory_mb}m",
+            "nano_cpus": int(cfg.cpus * 1e9),
+            "ulimits": [Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile), Ulimit(name="core", soft=0, hard=0)],
+            "log_config": LogConfig(type="json-file", config={"max-size": cfg.log_max, "max-file": "1"}),
+            "labels": labels, "working_dir": f"{WORKSPACE}/repo", "use_config_proxy": False,
+            "environment": {"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+        }
+
+    def call(self, request: Request, deadline_s: float | None = None) -> ToolResult:
+        if self._broken:
+            raise SandboxError(f"the sandbox was stopped earlier: {self._broken}")
+        try:
+            return self._channel.call(request, deadline_s or deadline_for(self.config, request))
+        except SandboxError as e:
+            # The server missed its own deadline or lied: nothing in the box can be trusted any more.
+            self._broken = str(e)
+            with contextlib.suppress(docker.errors.APIError):
+                self.container.kill()
+            raise
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        for thing in (self.container, self.volume):
+            if thing is None:
+                continue
+            try:
+                thing.remove(force=True)
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.APIError:
+                time.sleep(0.2)
+                with contextlib.suppress(docker.errors.APIError):
+                    thing.remove(force=True)
+        self.container = self.volume = None
+
+    def __enter__(self) -> DockerSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,230 @@
+"""Wire types shared by the host and the tool server: the only code both sides import.
+
+One request, one result. On the wire each is one JSON line:
+
+    host -> server   {"hello": {"key": "<hex>", "allow": [["pytest"], ...]}}      (first line only)
+    host -> server   {"id": 7, "tool": "read_file", "args": {...}, "deadline_s": 30.0}
+    server -> host   {"id": 7, "result": {...}, "mac": "<hex hmac-sha256 of the result JSON>"}
+
+The key arrives on stdin before any repository code runs and lives only in the (non-dumpable)
+server's memory, so a process of the code under repair cannot forge a result the host accepts.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_MODEL_OUTPUT = 64 * 1024
+"""Bytes of tool output a model sees; the rest is cut with a note saying how much."""
+
+MAX_WRITE_BYTES = 2 * 1024 * 1024
+"""Largest file content `write_file` / `edit_file` accept."""
+
+DEFAULT_ALLOWLIST: tuple[tuple[str, ...], ...] = (
+    ("python", "-m", "pytest"),
+    ("python3", "-m", "pytest"),
+    ("pytest",),
+    ("python", "-m", "unittest"),
+    ("python3", "-m", "unittest"),
+    ("python", "-c"),
+    ("python3", "-c"),
+)
+"""`run_test` argv prefixes allowed unless a job extends the list."""
+
+REPORT_DIR = "/tmp/patcher-reports"
+"""Outside the repo; the host points `--junitxml` here and fetches the file with ReadReportRequest."""
+
+SHELL_OPERATORS = frozenset({";", "&&", "||", "|", "&", ">", ">>", "<", "<<", "<<<", "|&", ">&", "<&", "(", ")"})
+
+
+@dataclass(frozen=True)
+class ReadFileRequest:
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+
+
+@dataclass(frozen=True)
+class SearchCodeRequest:
+    pattern: str
+    path: str | None = None
+    glob: str | None = None
+
+
+@dataclass(frozen=True)
+class GitDiffRequest:
+    ref: str | None = None
+
+
+@dataclass(frozen=True)
+class WriteFileRequest:
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class EditFileRequest:
+    path: str
+    old_text: str
+    new_text: str
+
+
+@dataclass(frozen=True)
+class RunTestRequest:
+    command: str
+
+
+@dataclass(frozen=True)
+class ReadReportRequest:
+    """Fetch a file from the report dir (REPORT_DIR, e.g. a JUnit XML the host asked pytest for).
+
+    Not a model tool: only the host sends it."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class PingRequest:
+    pass
+
+
+Request = (
+    ReadFileRequest
+    | SearchCodeRequest
+    | GitDiffRequest
+    | WriteFileRequest
+    | EditFileRequest
+    | RunTestRequest
+    | ReadReportRequest
+    | PingRequest
+)
+
+REQUEST_TYPES: dict[str, type] = {
+    "read_file": ReadFileRequest,
+    "search_code": SearchCodeRequest,
+    "git_diff": GitDiffRequest,
+    "write_file": WriteFileRequest,
+    "edit_file": EditFileRequest,
+    "run_test": RunTestRequest,
+    "read_report": ReadReportRequest,
+    "ping": PingRequest,
+}
+TOOL_NAMES: dict[type, str] = {v: k for k, v in REQUEST_TYPES.items()}
+MODEL_TOOLS = ("read_file", "search_code", "git_diff", "write_file", "edit_file", "run_test")
+
+
+@dataclass
+class ToolResult:
+    is_error: bool
+    output: str
+    exit_code: int | None = None
+    truncated_bytes: int = 0
+    timed_out: bool = False
+    duration_ms: float = 0.0
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def error(cls, sentence: str, **kw: Any) -> ToolResult:
+        return cls(is_error=True, output=sentence, **kw)
+
+
+class ProtocolError(ValueError):
+    """A line that is not a valid request or result."""
+
+
+def request_fields(tool: str) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(REQUEST_TYPES[tool]))
+
+
+def build_request(tool: str, args: dict[str, Any]) -> Request:
+    """Typed request from a tool name and its arguments; ProtocolError says what is wrong."""
+    if tool not in REQUEST_TYPES:
+        raise ProtocolError(f"unknown tool {tool!r}; tools: {', '.join(MODEL_TOOLS)}")
+    cls = REQUEST_TYPES[tool]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(args) - set(fields))
+    required = [n for n, f in fields.items() if f.default is dataclasses.MISSING]
+    missing = [n for n in required if n not in args]
+    if unknown or missing:
+        parts = []
+        if unknown:
+            parts.append(f"unknown argument(s) {', '.join(unknown)}")
+        if missing:
+            parts.append(f"missing required argument(s) {', '.join(missing)}")
+        raise ProtocolError(f"{tool}: {'; '.join(parts)}; it takes {', '.join(fields)}")
+    for name, value in args.items():
+        if value is None:
+            continue
+        want = fields[name].type
+        if "int" in str(want) and not (isinstance(value, int) and not isinstance(value, bool)):
+            raise ProtocolError(f"{tool}: argument {name} must be an integer, got {value!r}")
+        if "str" in str(want) and "int" not in str(want) and not isinstance(value, str):
+            raise ProtocolError(f"{tool}: argument {name} must be a string, got {type(value).__name__}")
+    return cls(**args)
+
+
+def encode_request(call_id: int, request: Request, deadline_s: float) -> bytes:
+    body = {"id": call_id, "tool": TOOL_NAMES[type(request)], "args": dataclasses.asdict(request),
+            "deadline_s": deadline_s}
+    return (json.dumps(body) + "\n").encode()
+
+
+def decode_request(line: bytes) -> tuple[int, Request, float]:
+    try:
+        body = json.loads(line)
+        call_id, tool, args = body["id"], body["tool"], body.get("args") or {}
+        deadline = float(body.get("deadline_s", 60.0))
+    except (ValueError, KeyError, TypeError) as e:
+        raise ProtocolError(f"bad request line: {e}") from e
+    return call_id, build_request(tool, args), deadline
+
+
+def sign(key: bytes, payload: str) -> str:
+    return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
+
+
+def encode_result(call_id: int, result: ToolResult, key: bytes) -> bytes:
+    payload = json.dumps(dataclasses.asdict(result), sort_keys=True)
+    line = json.dumps({"id": call_id, "result": payload, "mac": sign(key, f"{call_id}:{payload}")})
+    return (line + "\n").encode()
+
+
+def decode_result(line: bytes, key: bytes) -> tuple[int, ToolResult]:
+    try:
+        body = json.loads(line)
+        call_id, payload, mac = body["id"], body["result"], body["mac"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ProtocolError(f"bad result line: {e}") from e
+    if not hmac.compare_digest(mac, sign(key, f"{call_id}:{payload}")):
+        raise ProtocolError("result signature does not match: the line was not written by the tool server")
+    return call_id, ToolResult(**json.loads(payload))
+
+
+def check_command(command: str, allow: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST) -> list[str]:
+    """The argv of an allowed test command, or ValueError with a sentence naming what is allowed."""
+    allowed = "; ".join(" ".join(p) + " …" for p in allow)
+    if any(c in command for c in ("`", "$(", "${", "\n", "\r")):
+        raise ValueError(f"refused: command substitution and newlines are not allowed. Allowed: {allowed}")
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError as e:
+        raise ValueError(f"refused: cannot parse the command ({e}). Allowed: {allowed}") from e
+    ops = [t for t in tokens if t in SHELL_OPERATORS or set(t) <= set("();<>|&")]
+    if ops:
+        raise ValueError(
+            f"refused: shell operators ({' '.join(ops)}) are not allowed; commands run without a shell, "
+            f"one program at a time. Allowed: {allowed}")
+    argv = shlex.split(command)
+    if not any(tuple(argv[: len(p)]) == p and len(argv) >= len(p) for p in allow):
+        prog = argv[0] if argv else "(empty)"
+        raise ValueError(f"refused: {prog!r} is not an allowed test command. Allowed: {allowed}")
+    return argv

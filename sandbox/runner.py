@@ -1,0 +1,247 @@
+"""Child processes under a deadline: capped draining, and the kill sweep that leaves nothing behind.
+
+`setsid` escapes a process-group kill, so after every test the server also sweeps:
+- "group": kill every descendant of the server. The server is a child subreaper (see server.py), so
+  orphans re-parent to it instead of init and stay findable by walking /proc's PPid chain.
+- "uid" (container): `kill(-1, SIGKILL)` until /proc shows no process of our uid but us and pid 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from sandbox.protocol import ToolResult, check_command
+
+SWEEP_SECONDS = 5.0
+EXIT_GRACE_S = 0.2
+
+
+class HeadTail:
+    """Keeps the first and last bytes of a stream and counts what fell between."""
+
+    def __init__(self, head: int = 32 * 1024, tail: int = 32 * 1024) -> None:
+        self.head, self.tail = bytearray(), bytearray()
+        self.head_max, self.tail_max = head, tail
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.head_max - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        extra = len(self.tail) - self.tail_max
+        if extra > 0:
+            del self.tail[:extra]
+            self.dropped += extra
+
+    def text(self) -> str:
+        note = f"\n[… {self.dropped} bytes cut …]\n" if self.dropped else ""
+        return self.head.decode(errors="replace") + note + self.tail.decode(errors="replace")
+
+
+def drain(proc: subprocess.Popen[bytes], sink: Callable[[bytes], None], deadline_at: float) -> bool:
+    """Feed proc's stdout to `sink` until it exits; True when the deadline came first.
+
+    Stops shortly after the process exits even if an escaped child still holds the pipe open."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    grace_until = None
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if grace_until is None and proc.poll() is not None:
+                grace_until = now + EXIT_GRACE_S
+            if grace_until is not None and now >= grace_until:
+                return False
+            if grace_until is None and now >= deadline_at:
+                return True
+            if not sel.get_map():
+                return _wait(proc, deadline_at)
+            if not sel.select(min(0.05, max(deadline_at - now, 0.0))):
+                if grace_until is not None:
+                    return False
+                continue
+            chunk = os.read(fd, 65536)
+            if chunk:
+                sink(chunk)
+            else:
+                sel.unregister(fd)
+
+
+def _wait(proc: subprocess.Popen[bytes], deadline_at: float) -> bool:
+    try:
+        proc.wait(timeout=max(deadline_at - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        return True
+    return False
+
+
+@dataclass
+class Captured:
+    returncode: int | None
+    stderr: str
+    timed_out: bool
+
+
+def run_capped(argv: list[str], cwd: str, env: dict[str, str], deadline_at: float,
+               sink: Callable[[bytes], None]) -> Captured:
+    """Run a helper (git, rg) with stdout streamed to `sink`, stderr kept short, and a deadline."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=err, start_new_session=True)
+        with proc:
+            timed_out = drain(proc, sink, deadline_at)
+            kill_group(proc)
+            proc.wait()
+        err.seek(0)
+        text = err.read(4096).decode(errors="replace").strip()
+    return Captured(proc.returncode, text, timed_out)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process group the child leads, and the child itself if it left the group."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            proc.kill()
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    zombie: bool
+    uids: tuple[int, ...]
+
+
+def processes() -> Iterator[Proc]:
+    """Every process /proc shows (those that vanish while we look are skipped)."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", encoding="utf-8", errors="replace") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        uids = tuple(int(u) for u in fields.get("Uid", "").split())
+        yield Proc(int(name), int(fields["PPid"]), fields["State"].strip().startswith("Z"), uids)
+
+
+def descendants(root: int) -> list[int]:
+    """Live (non-zombie) processes whose PPid chain leads to `root`."""
+    procs = list(processes())
+    children: dict[int, list[Proc]] = {}
+    for p in procs:
+        children.setdefault(p.ppid, []).append(p)
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child.pid)
+            if not child.zombie:
+                found.append(child.pid)
+    return found
+
+
+def reap() -> None:
+    """Collect exited children (orphans re-parent to us). Only call when no Popen is still running."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _others_of_uid(uid: int) -> list[int]:
+    me = os.getpid()
+    return [p.pid for p in processes()
+            if p.pid not in (me, 1) and not p.zombie and uid in (p.uids[:1] + p.uids[2:3])]
+
+
+def sweep(mode: str) -> bool:
+    """Kill what the last test left running; False if something survived SWEEP_SECONDS."""
+    end = time.monotonic() + SWEEP_SECONDS
+    uid = os.getuid()
+    while True:
+        left = descendants(os.getpid()) if mode == "group" else _others_of_uid(uid)
+        if not left:
+            reap()
+            return True
+        if time.monotonic() > end:
+            return False
+        targets = left if mode == "group" else [-1]
+        for pid in targets:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        reap()
+        time.sleep(0.005)
+
+
+def child_env() -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPYCACHEPREFIX": "/tmp/pycache",
+        "PYTEST_ADDOPTS": "-p no:cacheprovider",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _prefer_oom_kill() -> None:
+    """In the child before exec: let the OOM killer take the test rather than the server."""
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
+        f.write("1000")
+
+
+def run_test(command: str, allow: tuple[tuple[str, ...], ...], repo: str, report_dir: str,
+             sweep_mode: str, deadline_at: float) -> ToolResult:
+    """Run an allowlisted test command without a shell; a failing test is a result, not an error."""
+    try:
+        argv = check_command(command, allow)
+    except ValueError as e:
+        return ToolResult.error(str(e))
+    os.makedirs(report_dir, exist_ok=True)
+    capture = HeadTail()
+    try:
+        proc = subprocess.Popen(argv, cwd=repo, env=child_env(), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_prefer_oom_kill)
+    except OSError as e:
+        return ToolResult.error(f"could not start {argv[0]!r}: {e}; check that it is installed in the "
+                                "environment (retrying the same command will not help)")
+    with proc:
+        timed_out = drain(proc, capture.add, deadline_at)
+        kill_group(proc)
+        proc.wait()
+    swept = sweep(sweep_mode)
+    return ToolResult(is_error=timed_out, output=_summary(proc.returncode, timed_out, swept, capture),
+                      exit_code=proc.returncode, truncated_bytes=capture.dropped, timed_out=timed_out)
+
+
+def _summary(code: int | None, timed_out: bool, swept: bool, capture: HeadTail) -> str:
+    if timed_out:
+        head = ("timed out: the deadline passed, so the test command and every process it started were "
+                "killed; run fewer or faster tests (retrying the same command will time out again)")
+    elif code is not None and code < 0:
+        head = f"killed by signal {-code}"
+    else:
+        head = f"exit code {code}"
+    if not swept:
+        head += "\n[warning: some processes the test started could not be killed]"
+    return head + "\n" + (capture.text() or "(no output)")

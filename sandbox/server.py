@@ -1,0 +1,199 @@
+"""The resident tool server: `python3 -m sandbox.server --repo PATH --base COMMIT [--report-dir DIR]
+[--sweep uid|group]`.
+
+Speaks protocol.py's JSON lines on stdin/stdout: a hello carrying the signing key, then one signed
+result per request line. It never exits except at the end of stdin; every failure becomes a result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from sandbox import runner, tools
+from sandbox.paths import ToolError
+from sandbox.protocol import (
+    DEFAULT_ALLOWLIST,
+    REPORT_DIR,
+    TOOL_NAMES,
+    EditFileRequest,
+    GitDiffRequest,
+    PingRequest,
+    ProtocolError,
+    ReadFileRequest,
+    ReadReportRequest,
+    Request,
+    RunTestRequest,
+    SearchCodeRequest,
+    ToolResult,
+    WriteFileRequest,
+    decode_request,
+    encode_result,
+)
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+MAX_DEADLINE_S = 24 * 3600.0
+
+Handler = Callable[[tools.Context, Any, float], ToolResult]
+
+
+def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> ToolResult:
+    return runner.run_test(req.command, ctx.allow, ctx.repo, ctx.report_dir, ctx.sweep, deadline_at)
+
+
+def _ping(ctx: tools.Context, req: PingRequest, deadline_at: float) -> ToolResult:
+    return ToolResult(is_error=False, output="pong")
+
+
+HANDLERS: dict[type, Handler] = {
+    ReadFileRequest: tools.read_file,
+    SearchCodeRequest: tools.search_code,
+    GitDiffRequest: tools.git_diff,
+    WriteFileRequest: tools.write_file,
+    EditFileRequest: tools.edit_file,
+    RunTestRequest: _run_test,
+    ReadReportRequest: tools.read_report,
+    PingRequest: _ping,
+}
+
+
+def log(message: str) -> None:
+    print(f"sandbox.server: {message}", file=sys.stderr, flush=True)
+
+
+def harden() -> None:
+    """Non-dumpable (test code of the same uid cannot ptrace us or read our memory, hence the key);
+    child subreaper (orphans of a test re-parent to us, so the sweep finds them)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for option, value, what in ((PR_SET_DUMPABLE, 0, "non-dumpable"),
+                                (PR_SET_CHILD_SUBREAPER, 1, "a child subreaper")):
+        if libc.prctl(option, value, 0, 0, 0) != 0:
+            log(f"could not become {what}: {os.strerror(ctypes.get_errno())}")
+
+
+def private_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """Keep the protocol's fds to ourselves; fds 0 and 1 become /dev/null for anything we start."""
+    inp, out = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    return inp, out
+
+
+def read_hello(inp: BinaryIO) -> tuple[bytes, tuple[tuple[str, ...], ...]]:
+    """The signing key and extra allowlist entries from the first line."""
+    try:
+        hello = json.loads(inp.readline())["hello"]
+        key = bytes.fromhex(hello["key"])
+        extra = tuple(tuple(prefix) for prefix in hello.get("allow") or ())
+    except (ValueError, KeyError, TypeError) as e:
+        raise ProtocolError(f"bad hello line: {e!r}") from e
+    if len(key) < 16:
+        raise ProtocolError("bad hello line: the key must be at least 16 bytes")
+    if not all(prefix and all(isinstance(a, str) and a for a in prefix) for prefix in extra):
+        raise ProtocolError("bad hello line: allow must be a list of non-empty lists of strings")
+    return key, extra
+
+
+def _request_id(line: bytes) -> int:
+    try:
+        call_id = json.loads(line).get("id")
+    except (ValueError, AttributeError):
+        return -1
+    return call_id if isinstance(call_id, int) and not isinstance(call_id, bool) else -1
+
+
+def _deadline(deadline_s: float) -> float:
+    if not math.isfinite(deadline_s) or deadline_s <= 0:
+        deadline_s = 60.0
+    return time.monotonic() + min(deadline_s, MAX_DEADLINE_S)
+
+
+def call(ctx: tools.Context, request: Request, deadline_s: float) -> ToolResult:
+    tool = TOOL_NAMES[type(request)]
+    try:
+        return HANDLERS[type(request)](ctx, request, _deadline(deadline_s))
+    except ToolError as e:
+        return ToolResult.error(str(e))
+    except Exception as e:  # a tool failure is an observation for the model, never the server's end
+        traceback.print_exc()
+        return ToolResult.error(f"{tool} failed: {e}; retrying the same call will probably not help")
+
+
+def handle(ctx: tools.Context, line: bytes) -> tuple[int, ToolResult]:
+    """One request line in, one (id, result) out."""
+    started = time.monotonic()
+    call_id = _request_id(line)
+    try:
+        decoded_id, request, deadline_s = decode_request(line)
+        if decoded_id != call_id:
+            raise ProtocolError("the request id must be an integer")
+    except Exception as e:  # anything unparseable is the caller's mistake, answered as such
+        what = str(e) if isinstance(e, ProtocolError) else f"bad request: {e!r}"
+        result = ToolResult.error(f"{what}; send one JSON request per line as protocol.py describes")
+    else:
+        result = call(ctx, request, deadline_s)
+    result.duration_ms = round((time.monotonic() - started) * 1000, 3)
+    return call_id, result
+
+
+def serve(ctx: tools.Context, key: bytes, inp: BinaryIO, out: BinaryIO) -> int:
+    while line := inp.readline():
+        call_id, result = handle(ctx, line)
+        out.write(encode_result(call_id, result, key))
+        out.flush()
+    return 0
+
+
+def _sweep_mode(requested: str) -> str:
+    if requested == "uid" and os.getuid() == 0:
+        log("refusing --sweep uid as root (kill(-1) would hit every process); using --sweep group")
+        return "group"
+    return requested
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python3 -m sandbox.server", description=__doc__)
+    parser.add_argument("--repo", required=True, help="repository the tools work on")
+    parser.add_argument("--base", required=True, help="commit git_diff compares against")
+    parser.add_argument("--report-dir", default=REPORT_DIR, help="where test reports are written")
+    parser.add_argument("--sweep", choices=("uid", "group"), default="group",
+                        help="after a test, kill every process of our uid (container) or our descendants")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    harden()
+    inp, out = private_stdio()
+    try:
+        key, extra = read_hello(inp)
+    except ProtocolError as e:
+        log(str(e))
+        return 2
+    if not os.path.isdir(args.repo):  # checked after the hello: the host copies the repo in before sending it
+        log(f"--repo {args.repo} is not a directory")
+        return 2
+    ctx = tools.Context(repo=os.path.realpath(args.repo), base=args.base, report_dir=args.report_dir,
+                        allow=DEFAULT_ALLOWLIST + extra, sweep=_sweep_mode(args.sweep))
+    ready = ToolResult(is_error=False, output="ready", data={"sweep": ctx.sweep, "pid": os.getpid()})
+    try:
+        out.write(encode_result(0, ready, key))
+        out.flush()
+        return serve(ctx, key, inp, out)
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Session fixtures for tests that need the real Docker daemon and the sandbox image."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import docker
+import pytest
+
+from patcher import image
+from patcher.errors import EnvironmentUnavailable
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[docker.DockerClient]:
+    """A client whose daemon answered; skips (or fails, when CI=true) if none answers."""
+    try:
+        client = image.docker_client(timeout=120)
+    except EnvironmentUnavailable as e:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true requires a Docker daemon, but {e}")
+        pytest.skip(str(e))
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_client: docker.DockerClient) -> str:
+    """Tag of the sandbox image, built (or found up to date) once per session."""
+    return image.build_image(None, log=lambda message: print(f"[image] {message}"))

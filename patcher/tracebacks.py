@@ -1,0 +1,384 @@
+"""Read a Python crash report and tie its frames to repository files.
+
+`parse_traceback` reads CPython tracebacks (chained, exception groups, the SyntaxError layout, 3.11+
+carets) and pytest output (`--tb=long|short|native`, summary lines), bare or inside logs.
+- Several independent tracebacks (two crashes in a log, several failing tests): the last is primary.
+  `chain` is every traceback linked to it ("The above exception…", "During handling…", members of an
+  exception group), causes first; `frames`/`exception` are the top-level one that escaped.
+- Log prefix: the text before "Traceback (most recent call last):" (or a pytest banner), cut to what the
+  next non-blank line shares with it (digits match any digit), is stripped from the lines that follow;
+  lines without it (other services, other loggers) are dropped.
+- Message: the exception line and what follows it up to a blank line, a log record, a line with another
+  log prefix or another traceback structure (at most 20 lines). pytest's `E   assert …` means AssertionError.
+- A frame with no function in view (SyntaxError layout, a pytest long entry without `def`) has "".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import islice
+from typing import Literal
+
+from patcher.errors import BadInput
+
+NO_TRACEBACK = (
+    "no Python traceback found in the input: expected a 'Traceback (most recent call last):' block "
+    "or pytest failure output"
+)
+_MAX_MESSAGE_LINES = 20
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_HEADER = re.compile(r"(?:Exception Group )?Traceback \(most recent call last\):\s*$")
+_ANCHOR = re.compile(_HEADER.pattern + r"|(?<!=)={3,} (?:FAILURES|ERRORS|short test summary info) ={3,}\s*$")
+_SECTION = re.compile(r"_{3,} (?P<name>.+?) _{3,}\s*$")
+_BANNER = re.compile(r"={3,} ?(?P<title>[^=]*?) ?={3,}\s*$")
+_CAPTURED = re.compile(r"-{3,} Captured .* -{3,}\s*$")
+_SEPARATOR = re.compile(r"(?:_ )+_?\s*$")
+_CHAIN = re.compile(
+    r"(?:The above exception was the direct cause of the following exception|"
+    r"During handling of the above exception, another exception occurred):\s*$"
+)
+_FILE = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?\s*$')
+_LOCATION = re.compile(r"(?P<file>(?:[A-Za-z]:)?[^\s:=<][^:=]*?\.\w+|<[^>]+>):(?P<line>\d+):(?: (?P<rest>.*))?$")
+_NOISE = re.compile(r"\s*(?:[~^]+|\.\.\.<\d+ lines?>\.\.\.|\[Previous line repeated \d+ more times?\])\s*$")
+_EXC = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.(?:<locals>|[A-Za-z_]\w*))*)(?::(?: (?P<msg>.*))?)?\s*$")
+_E_LINE = re.compile(r"E(?: (?P<text>.*))?$")
+_SUMMARY = re.compile(r"(?:FAILED|ERROR) (?P<node>[^\s:]+\.py(?:::[^\s:\[]+)*(?:\[[^\]]*\])?)(?: - (?P<msg>.*))?\s*$")
+_PROGRESS = re.compile(r"(?P<node>\S+?\.py::\S+) (?:FAILED|ERROR)\b")
+_LOG_RECORD = re.compile(r"\[?\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
+_DEF = re.compile(r"\s*(?:async\s+)?def\s+(?P<name>\w+)")
+_GROUP = re.compile(r"\s*([|+])(?: |$)")
+_GROUP_RULE = re.compile(r"[\s|]*\+[-+]+(?: .*)?$")
+_INSTALLED = re.compile(r"(?<=/)(?:lib\w*/python\d\.\d+t?|python\d{2,3}/lib|site-packages|dist-packages)/", re.I)
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+    source: str | None
+    repo_path: str | None = None
+    external: bool = True
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    type: str
+    message: str
+
+
+Link = tuple[list[Frame], ExceptionInfo | None]
+
+
+@dataclass(frozen=True)
+class ParsedTraceback:
+    frames: list[Frame]
+    exception: ExceptionInfo | None
+    chain: list[Link]
+    failing_tests: list[str]
+    kind: Literal["cpython", "pytest"]
+
+
+def parse_traceback(text: str) -> ParsedTraceback:
+    parser = _Parser()
+    for line, depth, prefix in _normalize(text):
+        parser.feed(line, depth, prefix)
+    return parser.result()
+
+
+def map_path(file: str, repo_files: Iterable[str]) -> str | None:
+    """The repo file (relative POSIX path) that a traceback's path names, or None.
+
+    The repo file sharing the longest suffix of path components wins; ties go to the shorter repo path.
+    The file name must match. Under site-packages, dist-packages or lib/pythonX.Y the whole module path
+    below that directory must match (stdlib `json/decoder.py` never maps to `app/decoder.py`); elsewhere
+    the file name alone counts only if no other repo file has it. `<string>`, `<frozen …>` never map.
+    """
+    path = "/" + file.replace("\\", "/")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts or file.startswith("<"):
+        return None
+    candidates = [c for c in (_parts(f) for f in repo_files if f.endswith(parts[-1])) if c[-1] == parts[-1]]
+    scored = [(_common_length(parts[::-1], c[::-1]), "/".join(c)) for c in candidates]
+    installed = list(_INSTALLED.finditer(path))
+    needed = len(_parts(path[installed[-1].end() :])) if installed else 1 + (len(candidates) > 1)
+    best = max((k for k, _ in scored), default=0)
+    if best < needed:
+        return None
+    return min((p for k, p in scored if k == best), key=lambda p: (len(p), p))
+
+
+def map_frames(parsed: ParsedTraceback, repo_files: Iterable[str]) -> ParsedTraceback:
+    """Set repo_path, and external=False where found, on every frame (the rule: `map_path`)."""
+    files = list(repo_files)
+    every = [*parsed.frames, *(f for frames, _ in parsed.chain for f in frames)]
+    found = {f.file: map_path(f.file, files) for f in every}
+
+    def mapped(frames: list[Frame]) -> list[Frame]:
+        return [replace(f, repo_path=found.get(f.file), external=found.get(f.file) is None) for f in frames]
+
+    chain = [(mapped(frames), exc) for frames, exc in parsed.chain]
+    return replace(parsed, frames=mapped(parsed.frames), chain=chain)
+
+
+def innermost_repo_frames(parsed: ParsedTraceback) -> list[Frame]:
+    """Mapped repo frames, innermost first; from earlier chained tracebacks if the primary has none."""
+    for frames in [parsed.frames, *(frames for frames, _ in reversed(parsed.chain))]:
+        if inside := [f for f in reversed(frames) if not f.external]:
+            return inside
+    return []
+
+
+def _parts(path: str) -> list[str]:
+    return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def _common_length(a: Sequence[object], b: Sequence[object]) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _normalize(text: str) -> list[tuple[str, int, str]]:
+    """(line, exception-group depth, log prefix removed from it) for each input line kept."""
+    lines = _strip_log_prefixes(re.split(r"\r?\n|\r", _ANSI.sub("", text)))
+    group = any("Exception Group Traceback" in line for line, _ in lines)
+    return [(*(_strip_group(line) if group else (line, 0)), prefix) for line, prefix in lines]
+
+
+def _strip_log_prefixes(lines: list[str]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    prefix = ""
+    for i, line in enumerate(lines):
+        if anchor := _ANCHOR.search(line):
+            kept = prefix if _shape(line[: len(prefix)]) == _shape(prefix) else ""
+            extra = line[len(kept) : anchor.start()]
+            group_decoration = not extra.strip(" |+") and bool(set(extra) & {"|", "+"})
+            if len(kept) < len(prefix) or (extra and not group_decoration):
+                raw = _shape(line[: anchor.start()])
+                following = next((_shape(n) for n in islice(lines, i + 1, None) if n.strip()), raw)
+                prefix = line[: _common_length(raw, following)]
+        if not prefix or _shape(line[: len(prefix)]) == _shape(prefix):
+            out.append((line[len(prefix) :], line[: len(prefix)]))
+        elif not line.strip() or _shape(line.rstrip()) == _shape(prefix.rstrip()):
+            out.append(("", ""))
+        elif prefix.isspace():
+            out.append((line[min(len(prefix), _indent(line)) :], ""))
+    return out
+
+
+def _shape(text: str) -> str:
+    return re.sub(r"\d", "0", text)
+
+
+def _strip_group(line: str) -> tuple[str, int]:
+    """Exception-group decoration off a line, and how deep in the group it sits (count of `|`)."""
+    if _GROUP_RULE.match(line):
+        return "", 0
+    depth = 0
+    while m := _GROUP.match(line):
+        depth, line = depth + (m.group(1) == "|"), line[m.end() :]
+    return line, depth
+
+
+@dataclass
+class _Tb:
+    depth: int = 0
+    cpython: bool = False
+    frames: list[Frame] = field(default_factory=list)
+    exc_type: str | None = None
+    message: list[str] = field(default_factory=list)
+    e_lines: list[str] = field(default_factory=list)
+    location_type: str | None = None
+
+    def empty(self) -> bool:
+        return not (self.frames or self.exc_type or self.e_lines)
+
+    def finish(self) -> tuple[list[Frame], ExceptionInfo | None, int] | None:
+        exc = ExceptionInfo(self.exc_type, "\n".join(self.message).strip()) if self.exc_type else None
+        if self.e_lines:
+            frames, exc = _read_e_lines(self.e_lines, self.location_type)
+            self.frames += frames
+        elif self.location_type and not exc:
+            exc = ExceptionInfo(self.location_type, "")
+        return (self.frames, exc, self.depth) if self.frames or exc else None
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.done: list[tuple[int, list[Frame], ExceptionInfo | None, int]] = []  # section, frames, exc, depth
+        self.names: dict[int, str] = {}  # pytest section titles
+        self.section = 0
+        self.tb: _Tb | None = None
+        self.pending: list[str] = []  # pytest --tb=long lines since the last frame
+        self.source_for: int | None = None  # indentation of a frame line whose source comes next
+        self.in_message = self.in_pytest = self.skipping = self.pytest_seen = False
+        self.failing: list[str] = []
+        self.summary_exc: ExceptionInfo | None = None
+        self.message_prefix = ""  # a message continues only on lines with its exact log prefix
+
+    def feed(self, line: str, depth: int, prefix: str) -> None:
+        if m := _SECTION.match(line):
+            self._finish(_Tb(), new_section=True)
+            self.names[self.section] = m["name"]
+            self.in_pytest = self.pytest_seen = True
+            self.skipping = False
+        elif m := _BANNER.match(line):
+            self._finish(None, new_section=True)
+            self.in_pytest = m["title"] in ("FAILURES", "ERRORS")
+            self.pytest_seen |= self.in_pytest
+            self.skipping = False
+        elif _CAPTURED.match(line):
+            self.skipping = True  # captured output may hold tracebacks that are not the failure
+        elif not self.skipping and not self._structure(line, depth):
+            self._content(line, prefix)
+            return
+        self.in_message, self.source_for = False, None
+
+    def _structure(self, line: str, depth: int) -> bool:
+        if _SEPARATOR.match(line):
+            self.pending = []
+        elif m := _SUMMARY.match(line) or _PROGRESS.match(line):
+            self.pytest_seen = True
+            if m["node"] not in self.failing:
+                self.failing.append(m["node"])
+            msg = m.groupdict().get("msg")
+            self.summary_exc = (msg and _summary_exception(msg)) or self.summary_exc
+        elif _HEADER.match(line):
+            if self.tb is None or not self.tb.empty():
+                self._finish(_Tb(), new_section=self.tb is None or depth == 0)
+            assert self.tb is not None
+            self.tb.cpython, self.tb.depth = True, depth
+        elif _CHAIN.match(line):
+            self._finish(_Tb(), new_section=self.tb is None)
+        else:
+            return False
+        return True
+
+    def _content(self, line: str, prefix: str) -> None:
+        if self.in_message and self.tb:
+            same_record = prefix == self.message_prefix and not _LOG_RECORD.match(line)
+            if line.strip() and same_record and len(self.tb.message) < _MAX_MESSAGE_LINES:
+                self.tb.message.append(line)
+                return
+            self.in_message = False
+        if self.source_for is not None:
+            expected, self.source_for = self.source_for, None
+            if line.strip() and _indent(line) > expected and not _NOISE.match(line):
+                source = line.strip()
+                frames = self._tb().frames
+                frames[-1] = replace(frames[-1], source=None if source == "???" else source)
+                return
+        if not line.strip() or _NOISE.match(line):
+            return
+        if m := _FILE.match(line):
+            if self.tb is None or self.tb.exc_type or self.tb.e_lines:
+                self._finish(_Tb(), new_section=True)
+            self._add_frame(m["file"], m["line"], m["func"] or "", None, wait=_indent(line))
+            self._tb().cpython = True
+        elif (m := _E_LINE.match(line)) and self._pytest_context():
+            self._tb().e_lines.append(m["text"] or "")
+        elif (m := _LOCATION.match(line)) and (self._pytest_context() or (m["rest"] or "").startswith("in ")):
+            self._location(m["file"], m["line"], m["rest"] or "")
+        elif self.tb and self.tb.cpython and self.tb.exc_type is None and (m := _EXC.match(line)):
+            self.tb.exc_type, self.tb.message, self.in_message = m["type"], [m["msg"] or ""], True
+            self.message_prefix = prefix
+        else:
+            self.pending.append(line)
+
+    def _location(self, file: str, line: str, rest: str) -> None:
+        """`path.py:12: in func` (--tb=short) or `path.py:12: [ExcType]` closing a --tb=long entry."""
+        self.pytest_seen = True
+        if rest.startswith("in "):
+            self._add_frame(file, line, rest[3:].strip(), None, wait=0)
+        else:
+            at = next((i for i, p in enumerate(self.pending) if p.startswith(">")), None)
+            source = self.pending[at][1:].strip() if at is not None else "???"
+            defs = [m["name"] for p in self.pending[:at] if (m := _DEF.match(p))]
+            self._add_frame(file, line, defs[-1] if defs else "", None if source == "???" else source, None)
+            if rest.strip():
+                self._tb().location_type = rest.split(":")[0].strip()
+        self.pending = []
+
+    def _pytest_context(self) -> bool:
+        pytest_frames = self.tb is not None and bool(self.tb.frames) and not self.tb.cpython
+        return self.in_pytest or pytest_frames or any(p.startswith(">") for p in self.pending)
+
+    def _tb(self) -> _Tb:
+        if self.tb is None:
+            self._finish(_Tb(), new_section=True)
+        assert self.tb is not None
+        return self.tb
+
+    def _add_frame(self, file: str, line: str, func: str, source: str | None, wait: int | None) -> None:
+        self._tb().frames.append(Frame(file=file, line=int(line), function=func, source=source))
+        self.source_for = wait
+
+    def _finish(self, then: _Tb | None, new_section: bool) -> None:
+        if self.tb and (done := self.tb.finish()):
+            self.done.append((self.section, *done))
+        self.section += new_section
+        self.tb, self.pending = then, []
+
+    def result(self) -> ParsedTraceback:
+        self._finish(None, new_section=True)
+        sections = {s: [d[1:] for d in self.done if d[0] == s] for s, *_ in self.done}
+        derived = [n for s, tbs in sections.items() if (n := _node_id(self.names.get(s), tbs))]
+        failing = self.failing or derived
+        if not sections and not failing:
+            raise BadInput(NO_TRACEBACK)
+        tbs = sections[self.done[-1][0]] if self.done else []
+        frames, exc, _ = next((tb for tb in reversed(tbs) if tb[2] == 0), tbs[-1]) if tbs else ([], None, 0)
+        return ParsedTraceback(
+            frames=frames,
+            exception=exc or self.summary_exc,
+            chain=[(frames, exc) for frames, exc, _ in tbs],
+            failing_tests=failing,
+            kind="pytest" if self.pytest_seen else "cpython",
+        )
+
+
+def _read_e_lines(lines: list[str], location_type: str | None) -> tuple[list[Frame], ExceptionInfo | None]:
+    """pytest's `E` block: maybe a CPython tail (SyntaxError frames), then the exception and its message."""
+    cut = min((_indent(line) for line in lines if line.strip()), default=0)
+    text, frames, i = [line[cut:] for line in lines], [], 0
+    while i < len(text):
+        if m := _FILE.match(text[i]):
+            after = text[i + 1] if i + 1 < len(text) else ""
+            has_source = bool(after.strip()) and _indent(after) > _indent(text[i]) and not _NOISE.match(after)
+            frames.append(Frame(m["file"], int(m["line"]), m["func"] or "", after.strip() if has_source else None))
+            i += 1 + has_source
+        elif not text[i].strip() or _NOISE.match(text[i]):
+            i += 1
+        else:
+            break
+    head, rest = (text[i], text[i + 1 : i + _MAX_MESSAGE_LINES]) if i < len(text) else ("", [])
+    if (m := _EXC.match(head)) and head != "assert":
+        return frames, ExceptionInfo(m["type"], "\n".join([m["msg"] or "", *rest]).strip())
+    exc_type = location_type or ("AssertionError" if head.startswith("assert ") else None)
+    return frames, ExceptionInfo(exc_type, "\n".join([head, *rest]).strip()) if exc_type else None
+
+
+def _summary_exception(msg: str) -> ExceptionInfo | None:
+    if msg.startswith("assert "):
+        return ExceptionInfo("AssertionError", msg)
+    return ExceptionInfo(m["type"], m["msg"] or "") if (m := _EXC.match(msg)) else None
+
+
+def _node_id(name: str | None, tbs: list[tuple[list[Frame], ExceptionInfo | None, int]]) -> str | None:
+    """`tests/t.py::TestK::test_y[p]` from a pytest section title `TestK.test_y[p]` and its frames."""
+    base, bracket, param = (name or " ").partition("[")
+    parts = base.split(".")
+    if " " in base or not all(parts):
+        return None
+    for frames, _, _ in tbs:
+        for f in frames:
+            if f.function == parts[-1] and not re.match(r"[/\\<]|[A-Za-z]:", f.file):
+                path = f.file.replace("\\", "/")
+                return f"{path}::{'::'.join(parts)}{bracket}{param}"
+    return None

@@ -100,10 +100,11 @@ class DockerSandbox:
                     "type": "tmpfs", "device": "tmpfs",
                     "o": f"size={cfg.workspace_mb}m,uid={cfg.uid},gid={cfg.uid},mode=0700,nosuid,nodev"})
             self.container = self.client.containers.create(name=name, **self._container_args(name, labels))
-            self.container.put_archive(WORKSPACE, staged.tar(cfg.uid))
             sock = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
             self._stream = _AttachStream(sock)
             self.container.start()
+            # After start: the tmpfs volume is mounted only then; files put before would be hidden under it.
+            self.container.put_archive(WORKSPACE, staged.tar(cfg.uid))
             self._channel = Channel(self._stream.send, self._stream.recv, cfg.backstop_s)
             self._channel.hello(cfg.allowlist, timeout_s=30)
         except docker.errors.ImageNotFound as e:

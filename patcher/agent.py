@@ -1,0 +1,120 @@
+"""The agent loop: ask the model, run the tools it asked for, until it finishes or a guard stops it.
+
+Planned action for each normalised stop of a reply:
+    finished   -> end the run (after one check: tool calls written as JSON in the text are run instead)
+    wants_tool -> run every tool call in order, send each result back under its tool_call_id, ask again
+    cut_off    -> run nothing (a cut-off call may be half written); end with reason cut_off
+    blocked    -> run nothing; end with reason model_error (the provider refused to answer)
+    unknown    -> run nothing; end with reason model_error (an unknown stop cannot be acted on safely)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.protocol import DEFAULT_ALLOWLIST, MODEL_TOOLS
+
+from . import prompts
+from .context import fit
+from .errors import ModelError
+from .guards import Guards, Limits
+from .llm import LLM, ModelReply, estimate_tokens
+from .sandbox import Sandbox
+from .tooling import TOOL_SCHEMAS, calls_in_content, dispatch
+from .trace import Trace
+
+END_OF_REPLY = {"cut_off": ("cut_off", "the model's reply was cut off (length limit); nothing in it was run"),
+                "blocked": ("model_error", "the model's reply was blocked by the provider's content filter"),
+                "unknown": ("model_error", "the model stopped for a reason patcher does not know: {raw}")}
+
+
+@dataclass
+class AgentResult:
+    reason: str
+    """'finished' when the model ended on its own, else a contract reason (round_limit, cut_off, …)."""
+    message: str
+    rounds: int = 0
+    tool_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = 0.0
+    final_text: str | None = None
+    stops: list[str] = field(default_factory=list)
+
+
+class Agent:
+    def __init__(self, llm: LLM, box: Sandbox, trace: Trace, limits: Limits | None = None,
+                 allowlist: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST) -> None:
+        self.llm, self.box, self.trace = llm, box, trace
+        self.limits = limits or Limits()
+        self.allowlist = allowlist
+        self.stats = AgentResult(reason="running", message="")
+        self.messages: list[dict[str, Any]] = []
+
+    def run(self, task_text: str) -> AgentResult:
+        allowed = [" ".join(p) + " …" for p in self.allowlist]
+        self.messages = [{"role": "system", "content": prompts.render("system", tools=MODEL_TOOLS, allowed=allowed)},
+                         {"role": "user", "content": task_text}]
+        guards = Guards(self.limits)
+        while True:
+            if stop := guards.before_model_call(self.stats.rounds):
+                return self._end(*stop, guard=True)
+            fit(self.messages, self.limits.context_tokens, estimate_tokens)
+            try:
+                reply = self.llm.complete(self.messages, TOOL_SCHEMAS)
+            except ModelError as e:
+                return self._end("model_error", str(e))
+            guards.add_cost(reply.cost_usd)
+            self._record(reply, guards)
+            if reply.stop in END_OF_REPLY:
+                reason, text = END_OF_REPLY[reply.stop]
+                return self._end(reason, text.format(raw=reply.stop_raw))
+            calls = reply.tool_calls or calls_in_content(reply.content, prefix=f"r{self.stats.rounds}")
+            self.messages.append(_assistant_message(reply, calls))
+            if not calls:
+                self.stats.final_text = reply.content
+                return self._end("finished", "the model finished")
+            if stop := self._run_tools(calls, guards):
+                return self._end(*stop, guard=True)
+
+    def _run_tools(self, calls: list[Any], guards: Guards) -> tuple[str, str] | None:
+        stop = None
+        for call in calls:
+            obs = dispatch(call, self.box, self.allowlist)
+            self.stats.tool_calls += 1
+            text = prompts.render("observation", is_error=obs.is_error, text=obs.text)
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+            self.trace.emit("tool_call", round=self.stats.rounds, call_id=call.id, tool=call.name, args=obs.args,
+                            is_error=obs.is_error, result=text[:2000], duration_ms=round(obs.duration_ms, 2),
+                            repaired=obs.repaired)
+            stop = stop or guards.after_tool_call(call.name, obs.args, text)
+        return stop
+
+    def _record(self, reply: ModelReply, guards: Guards) -> None:
+        s = self.stats
+        s.rounds += 1
+        s.tokens_in += reply.tokens_in
+        s.tokens_out += reply.tokens_out
+        s.cost_usd = guards.cost_usd if guards.cost_known else None
+        s.stops.append(reply.stop)
+        self.trace.emit("model_call", round=s.rounds, model=reply.model, stop_raw=reply.stop_raw, stop=reply.stop,
+                        tokens={"input": reply.tokens_in, "output": reply.tokens_out}, cost_usd=reply.cost_usd,
+                        duration_ms=round(reply.duration_ms, 2), prompt_hash=prompts.template_hash(),
+                        tool_calls=[{"id": c.id, "name": c.name, "args": c.arguments_raw} for c in reply.tool_calls],
+                        content=(reply.content or "")[:4000])
+
+    def _end(self, reason: str, message: str, guard: bool = False) -> AgentResult:
+        if guard:
+            self.trace.emit("guard_stop", reason=reason, message=message, round=self.stats.rounds)
+        self.stats.reason, self.stats.message = reason, message
+        return self.stats
+
+
+def _assistant_message(reply: ModelReply, calls: list[Any]) -> dict[str, Any]:
+    """The reply as history; calls found in the text are written back as real tool calls so ids match."""
+    if calls is reply.tool_calls:
+        return reply.message
+    return {"role": "assistant", "content": reply.content if not calls else None, "tool_calls": [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_raw}}
+        for c in calls]} if calls else {"role": "assistant", "content": reply.content or ""}

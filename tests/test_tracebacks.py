@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import BadInput
+from patcher.frames import innermost_repo_frames, map_frames, map_path
 from patcher.tracebacks import (
     NO_TRACEBACK,
-    innermost_repo_frames,
-    map_frames,
-    map_path,
     parse_traceback,
 )
 

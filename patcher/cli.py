@@ -1,0 +1,126 @@
+"""The `patcher` command. Thin: each command reads its input, calls one library function, prints, exits.
+
+Exit codes: 0 verified (or OK), 1 no verified patch, 2 bad input, 3 environment unavailable.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from .errors import BadInput, PatcherError
+from .guards import Limits
+from .result import JobResult
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+image_app = typer.Typer(no_args_is_help=True, help="Build and manage the sandbox image.")
+app.add_typer(image_app, name="image")
+err = Console(stderr=True)
+
+
+def _fail(e: PatcherError) -> None:
+    err.print(f"patcher: {e}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(e.exit_code)
+
+
+def _read_input(path: str, what: str) -> str:
+    try:
+        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise BadInput(f"cannot read {what} {path}: {e.strerror}") from e
+
+
+def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
+    text = json.dumps(result.as_json(), indent=2) + "\n" if as_json else (result.diff or "")
+    if out is not None and text:
+        out.write_text(text)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if not as_json:
+        colour = "green" if result.status == "verified" else "red"
+        err.print(f"[{colour}]{result.status}[/] ({result.reason}): {result.message}", highlight=False)
+        err.print(f"trace: {result.trace}", highlight=False)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def fix(
+    repo: Annotated[str, typer.Argument(help="Local work tree or git URL.")],
+    traceback: Annotated[str, typer.Option("--traceback", help="File with the traceback, or - for stdin.")],
+    test: Annotated[str | None, typer.Option("--test", help="Command that reproduces the crash.")] = None,
+    ref: Annotated[str | None, typer.Option("--ref", help="Commit, branch or tag (default: the work tree).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name (env PATCHER_MODEL).")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
+    max_rounds: Annotated[int, typer.Option("--max-rounds", min=1)] = 30,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", help="USD.")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Agent wall-clock seconds.")] = 900.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the output to this file.")] = None,
+) -> None:
+    """Repair the crash; print the diff only when the repository's tests prove it."""
+    from .llm import ModelConfig
+    from .pipeline import JobSpec, run_job
+
+    try:
+        text = _read_input(traceback, "traceback")
+        config = ModelConfig.from_env(model=model, base_url=base_url)
+        spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, model=config,
+                       limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
+    except PatcherError as e:
+        _fail(e)
+    with err.status("starting", spinner="dots") as status:
+        result = run_job(spec, progress=lambda phase: status.update(phase))
+    _emit(result, as_json, out)
+
+
+@app.command("verify")
+def verify_cmd(
+    repo: Annotated[str, typer.Argument(help="Local work tree or git URL.")],
+    patch: Annotated[str, typer.Option("--patch", help="The diff to verify, or - for stdin.")],
+    ref: Annotated[str | None, typer.Option("--ref")] = None,
+    test: Annotated[str | None, typer.Option("--test", help="Command that reproduces the crash.")] = None,
+    traceback: Annotated[str | None, typer.Option("--traceback", help="The crash it claims to fix.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Re-verify a diff from scratch in fresh containers; exit 0 only when verified (for merge gates)."""
+    from .pipeline import verify_patch
+
+    try:
+        diff = _read_input(patch, "patch")
+        tb = _read_input(traceback, "traceback") if traceback else None
+    except PatcherError as e:
+        _fail(e)
+    with err.status("verifying", spinner="dots") as status:
+        result = verify_patch(repo, diff, ref=ref, test_command=test, traceback=tb,
+                              progress=lambda phase: status.update(phase))
+    _emit(result, as_json, None)
+
+
+@image_app.command("build")
+def image_build(base: Annotated[str | None, typer.Option("--base", help="Base image (default: python slim, "
+                                                          "or an offline Debian base where no registry answers).")]
+                = None) -> None:
+    """Build the sandbox image (cached: a second build takes seconds)."""
+    from .image import build_image
+
+    try:
+        tag = build_image(base, log=lambda m: err.print(m, markup=False, highlight=False))
+    except PatcherError as e:
+        _fail(e)
+    typer.echo(tag)
+
+
+@app.command()
+def doctor() -> None:
+    """Check the Docker daemon, the sandbox image and the model endpoint; say what to do."""
+    from .doctor import run_doctor
+
+    checks, code = run_doctor()
+    for check in checks:
+        typer.echo(check.line())
+    raise typer.Exit(code)

@@ -1,0 +1,182 @@
+"""run_job(): intake -> sandbox -> baseline -> agent -> diff -> verify -> result. The only orchestrator."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.protocol import DEFAULT_ALLOWLIST
+
+from .agent import Agent, AgentResult
+from .config import SandboxConfig
+from .errors import BadInput, PatcherError
+from .frames import map_frames
+from .guards import Limits
+from .intake import StagedRepo, stage_repo
+from .llm import LLM, ModelConfig, OpenAIModel
+from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
+from .sandbox import diff_of
+from .sandbox.docker import DockerSandbox, docker_client, require_image
+from .sandbox.reaper import reap
+from .task import reproduction_command, task_text
+from .trace import Redactor, Trace
+from .tracebacks import parse_traceback
+from .verify import Baseline, run_baseline, verify
+
+Progress = Callable[[str], None]
+
+
+def patcher_home() -> Path:
+    return Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
+
+
+class JobSpec(BaseModel):
+    """One repair job, as the CLI and the API hand it over."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str = Field(description="Local work tree, or a git URL.")
+    ref: str | None = Field(None, description="Commit, branch or tag; default: the work tree as it is.")
+    traceback: str = Field(description="The crash report text.")
+    test_command: str | None = Field(None, description="Command that reproduces the crash (the user's --test).")
+    suite_command: str = Field("python -m pytest -q", description="Runs the repo's tests for pass-to-pass.")
+    model: ModelConfig | None = Field(None, description="Model settings; None reads the environment when needed.")
+    limits: Limits = Field(default_factory=Limits, description="Agent guards.")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Container settings.")
+    secrets: list[str] = Field(default_factory=list, description="Values to redact from the trace.")
+    trace_dir: Path | None = Field(None, description="Where the JSONL trace goes; default PATCHER_HOME/runs.")
+
+
+def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None) -> JobResult:
+    run_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    model = spec.model
+    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
+    trace = Trace((spec.trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, Redactor(secret_values))
+    trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
+               limits=spec.limits.model_dump())
+    staged: StagedRepo | None = None
+    try:
+        progress("reading the traceback and the repository")
+        parsed = parse_traceback(spec.traceback)
+        staged = stage_repo(spec.repo, spec.ref)
+        parsed = map_frames(parsed, staged.files)
+        repro = reproduction_command(parsed, spec.test_command, staged.files)
+        exc_type = parsed.exception.type if parsed.exception else None
+        client = docker_client()
+        reap(client)
+        require_image(client, spec.sandbox.image)
+
+        def open_box(tree: StagedRepo) -> DockerSandbox:
+            return DockerSandbox(tree, spec.sandbox, client)
+
+        progress("reproducing the crash on the base code")
+        base = run_baseline(staged, repro, exc_type, open_box, spec.suite_command)
+        trace.emit("verify", phase="baseline", command=repro, outcome=base.repro.outcome if base.repro else None,
+                   exception_matched=base.exception_matched, duration_ms=base.suite.duration_ms)
+        if repro and not _reproduced(base):
+            return _finish(trace, run_id, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
+                           verification=empty_verification(repro, base.repro.outcome if base.repro else "not_run"))
+        llm = llm or OpenAIModel(model or ModelConfig.from_env())
+        progress("agent at work in the sandbox")
+        with open_box(staged) as box:
+            agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox))
+            outcome = agent.run(task_text(parsed, spec.traceback, staged.path, repro))
+            diff = diff_of(box)
+        summary = _summary(outcome)
+        if not diff.strip():
+            reason = "no_change" if outcome.reason == "finished" else outcome.reason
+            return _finish(trace, run_id, staged, reason, f"no change was made ({outcome.message})", agent=summary)
+        progress("verifying the diff in fresh containers")
+        ver = verify(staged, diff, base, repro, exc_type, open_box, spec.suite_command)
+        trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
+                   reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
+        reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
+        message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
+        return _finish(trace, run_id, staged, reason, message, diff=diff, files_changed=ver.files_changed,
+                       verification=ver.as_json(), agent=summary)
+    except PatcherError as e:
+        return _finish(trace, run_id, staged, e.reason, str(e), exit_code=e.exit_code)
+    finally:
+        if staged is not None:
+            staged.cleanup()
+        trace.close()
+
+
+def _reproduced(base: Baseline) -> bool:
+    return base.repro is not None and base.repro.outcome == "failed" and base.exception_matched
+
+
+def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str:
+    if base.repro is None or base.repro.outcome != "failed":
+        outcome = base.repro.outcome if base.repro else "not_run"
+        return f"`{repro}` did not fail on the base code (outcome: {outcome}); the crash does not reproduce"
+    return f"`{repro}` failed on the base code, but not with {exc_type}; the crash does not reproduce"
+
+
+def _allowlist(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:
+    return DEFAULT_ALLOWLIST + tuple(tuple(p) for p in cfg.allowlist)
+
+
+def _summary(outcome: AgentResult) -> AgentSummary:
+    return AgentSummary(rounds=outcome.rounds, tool_calls=outcome.tool_calls, stop=outcome.reason,
+                        tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd)
+
+
+def _finish(trace: Trace, run_id: str, staged: StagedRepo | None, reason: str, message: str,
+            exit_code: int | None = None, **fields: object) -> JobResult:
+    status = status_for(reason)
+    result = JobResult(run_id=run_id, status=status, reason=reason, message=message,
+                       base_commit=staged.source_commit if staged else None, trace=str(trace.path),
+                       exit_code=exit_code if exit_code is not None else exit_code_for(status), **fields)  # type: ignore[arg-type]
+    trace.emit("run_end", status=result.status, reason=result.reason, message=message,
+               diff_sha256=result.diff_sha256)
+    return result
+
+
+def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
+                 traceback: str | None = None, sandbox: SandboxConfig | None = None,
+                 suite_command: str = "python -m pytest -q", trace_dir: Path | None = None,
+                 progress: Progress = lambda _: None) -> JobResult:
+    """`patcher verify`: the same baseline and verification as a job, on a diff from elsewhere."""
+    cfg = sandbox or SandboxConfig()
+    run_id = time.strftime("%Y%m%d-%H%M%S-verify-") + secrets.token_hex(3)
+    trace = Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id)
+    trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
+    staged: StagedRepo | None = None
+    try:
+        parsed = parse_traceback(traceback) if traceback else None
+        if not diff.strip():
+            raise BadInput("the patch is empty")
+        staged = stage_repo(repo, ref)
+        if parsed is not None:
+            parsed = map_frames(parsed, staged.files)
+        repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
+        exc_type = parsed.exception.type if parsed and parsed.exception else None
+        client = docker_client()
+        require_image(client, cfg.image)
+
+        def open_box(tree: StagedRepo) -> DockerSandbox:
+            return DockerSandbox(tree, cfg, client)
+
+        progress("running the tests on the base code")
+        base = run_baseline(staged, repro, exc_type, open_box, suite_command)
+        if repro and not _reproduced(base):
+            return _finish(trace, run_id, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
+                           verification=empty_verification(repro, base.repro.outcome if base.repro else "not_run"))
+        progress("verifying the diff in a fresh container")
+        ver = verify(staged, diff, base, repro, exc_type, open_box, suite_command)
+        trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
+                   reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
+        return _finish(trace, run_id, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
+                       verification=ver.as_json())
+    except PatcherError as e:
+        return _finish(trace, run_id, staged, e.reason, str(e), exit_code=e.exit_code)
+    finally:
+        if staged is not None:
+            staged.cleanup()
+        trace.close()

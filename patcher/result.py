@@ -1,0 +1,68 @@
+"""The job result: the `--json` object of the contract, and the exit code that goes with it.
+
+The diff is carried only when the status is `verified`; `JobResult.__post_init__` enforces it, so no
+code path can hand out an unverified diff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ERROR_REASONS = {"bad_input", "sandbox_error", "model_error", "setup_failed"}
+
+
+def empty_verification(repro_command: str | None = None, before: str = "not_run") -> dict[str, Any]:
+    return {"reproduction": {"command": repro_command, "before": before, "after": "not_run"},
+            "fail_to_pass": [], "pass_to_pass": {"total": 0, "regressions": []}, "flaky": [], "duration_s": 0.0}
+
+
+@dataclass
+class AgentSummary:
+    rounds: int = 0
+    tool_calls: int = 0
+    stop: str = "not_run"
+    tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0})
+    cost_usd: float | None = 0.0
+
+
+@dataclass
+class JobResult:
+    run_id: str
+    status: str
+    reason: str
+    message: str
+    diff: str | None = None
+    base_commit: str | None = None
+    files_changed: list[str] = field(default_factory=list)
+    verification: dict[str, Any] = field(default_factory=empty_verification)
+    agent: AgentSummary = field(default_factory=AgentSummary)
+    trace: str | None = None
+    exit_code: int = 1
+
+    def __post_init__(self) -> None:
+        if self.status != "verified":
+            self.diff = None  # fail closed: only a verified result carries a diff
+        elif not self.diff or self.reason != "verified":
+            raise ValueError("a verified result needs a diff and the reason 'verified'")
+
+    @property
+    def diff_sha256(self) -> str | None:
+        return hashlib.sha256(self.diff.encode()).hexdigest() if self.diff else None
+
+    def as_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("exit_code")
+        out["diff_sha256"] = self.diff_sha256
+        return out
+
+
+def exit_code_for(status: str, error_exit: int = 1) -> int:
+    return 0 if status == "verified" else error_exit if status == "error" else 1
+
+
+def status_for(reason: str) -> str:
+    if reason == "verified":
+        return "verified"
+    return "error" if reason in ERROR_REASONS else "not_verified"

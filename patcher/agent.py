@@ -6,6 +6,10 @@ Planned action for each normalised stop of a reply:
     cut_off    -> run nothing (a cut-off call may be half written); end with reason cut_off
     blocked    -> run nothing; end with reason model_error (the provider refused to answer)
     unknown    -> run nothing; end with reason model_error (an unknown stop cannot be acted on safely)
+A reply that ends the run this way is traced but never enters the history, so the history never holds
+a tool call without its result. Guards (rounds, cost, wall clock) are checked before each model call,
+the repeat guard after each tool call; exceptions other than ModelError (sandbox broken, model
+endpoint unreachable) propagate and end the job.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from . import prompts
 from .context import fit
 from .errors import ModelError
 from .guards import Guards, Limits
-from .llm import LLM, ModelReply, estimate_tokens
+from .llm import LLM, ModelReply, ToolCall, estimate_tokens
 from .sandbox import Sandbox
 from .tooling import TOOL_SCHEMAS, calls_in_content, dispatch
 from .trace import Trace
@@ -56,6 +60,7 @@ class Agent:
         allowed = [" ".join(p) + " …" for p in self.allowlist]
         self.messages = [{"role": "system", "content": prompts.render("system", tools=MODEL_TOOLS, allowed=allowed)},
                          {"role": "user", "content": task_text}]
+        self.stats = AgentResult(reason="running", message="")
         guards = Guards(self.limits)
         while True:
             if stop := guards.before_model_call(self.stats.rounds):
@@ -65,12 +70,10 @@ class Agent:
                 reply = self.llm.complete(self.messages, TOOL_SCHEMAS)
             except ModelError as e:
                 return self._end("model_error", str(e))
-            guards.add_cost(reply.cost_usd)
-            self._record(reply, guards)
+            calls = self._record(reply, guards)
             if reply.stop in END_OF_REPLY:
                 reason, text = END_OF_REPLY[reply.stop]
                 return self._end(reason, text.format(raw=reply.stop_raw))
-            calls = reply.tool_calls or calls_in_content(reply.content, prefix=f"r{self.stats.rounds}")
             self.messages.append(_assistant_message(reply, calls))
             if not calls:
                 self.stats.final_text = reply.content
@@ -78,7 +81,8 @@ class Agent:
             if stop := self._run_tools(calls, guards):
                 return self._end(*stop, guard=True)
 
-    def _run_tools(self, calls: list[Any], guards: Guards) -> tuple[str, str] | None:
+    def _run_tools(self, calls: list[ToolCall], guards: Guards) -> tuple[str, str] | None:
+        """Every call runs and gets its result, even after a guard tripped, so the history stays whole."""
         stop = None
         for call in calls:
             obs = dispatch(call, self.box, self.allowlist)
@@ -91,18 +95,23 @@ class Agent:
             stop = stop or guards.after_tool_call(call.name, obs.args, text)
         return stop
 
-    def _record(self, reply: ModelReply, guards: Guards) -> None:
+    def _record(self, reply: ModelReply, guards: Guards) -> list[ToolCall]:
+        """Counts and traces one reply; returns the calls to run (native, else JSON written in the text)."""
         s = self.stats
         s.rounds += 1
         s.tokens_in += reply.tokens_in
         s.tokens_out += reply.tokens_out
+        guards.add_cost(reply.cost_usd)
         s.cost_usd = guards.cost_usd if guards.cost_known else None
         s.stops.append(reply.stop)
+        from_text = calls_in_content(reply.content, f"content_r{s.rounds}") if reply.stop == "finished" else []
+        calls = from_text or reply.tool_calls
         self.trace.emit("model_call", round=s.rounds, model=reply.model, stop_raw=reply.stop_raw, stop=reply.stop,
-                        tokens={"input": reply.tokens_in, "output": reply.tokens_out}, cost_usd=reply.cost_usd,
-                        duration_ms=round(reply.duration_ms, 2), prompt_hash=prompts.template_hash(),
-                        tool_calls=[{"id": c.id, "name": c.name, "args": c.arguments_raw} for c in reply.tool_calls],
-                        content=(reply.content or "")[:4000])
+                        tokens={"input": reply.tokens_in, "output": reply.tokens_out}, cost=reply.cost_usd,
+                        duration_ms=reply.duration_ms, attempts=reply.attempts, prompt_hash=prompts.template_hash(),
+                        tool_calls=[{"id": c.id, "name": c.name, "args": c.arguments_raw} for c in calls],
+                        calls_in_content=bool(from_text), content=(reply.content or "")[:4000])
+        return calls
 
     def _end(self, reason: str, message: str, guard: bool = False) -> AgentResult:
         if guard:
@@ -111,10 +120,10 @@ class Agent:
         return self.stats
 
 
-def _assistant_message(reply: ModelReply, calls: list[Any]) -> dict[str, Any]:
+def _assistant_message(reply: ModelReply, calls: list[ToolCall]) -> dict[str, Any]:
     """The reply as history; calls found in the text are written back as real tool calls so ids match."""
-    if calls is reply.tool_calls:
+    if calls is reply.tool_calls or not calls:
         return reply.message
-    return {"role": "assistant", "content": reply.content if not calls else None, "tool_calls": [
+    return {"role": "assistant", "content": None, "tool_calls": [
         {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_raw}}
-        for c in calls]} if calls else {"role": "assistant", "content": reply.content or ""}
+        for c in calls]}

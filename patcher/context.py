@@ -1,8 +1,13 @@
 """Keep the prompt under a token budget: the goal stays first and whole; old tool results go first.
 
-Order of sacrifice: (1) outputs of old tool calls are replaced by a marker, oldest first; (2) large
-arguments of old calls (file contents) likewise; (3) whole oldest rounds are dropped and one marker
-says how many. The last `keep_recent` rounds are never touched, so the model sees what it just did.
+Order of sacrifice, each step only while the estimate is over budget:
+  1. outputs of old tool calls are replaced by a marker, oldest first;
+  2. large arguments of old calls (file contents) likewise;
+  3. whole oldest rounds are dropped, and one marker says how many were;
+  4. outputs and large arguments of the recent rounds except the newest;
+  5. the newest round's outputs are cut to what fits (head kept, with a marker), then its arguments.
+"Old" is all but the last `keep_recent` rounds. The pinned messages (system prompt, task) are never
+touched, so however long the run, the prompt stays at the budget plus at most the pinned messages.
 """
 
 from __future__ import annotations
@@ -12,7 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 Message = dict[str, Any]
+Estimate = Callable[[list[Message]], int]
 ELIDED = "[elided to stay within the context budget: {n} characters of {what}; call the tool again if needed]"
+CUT = "\n[… {n} characters cut to stay within the context budget; read a narrower range to see them …]"
+DROPPED = "[earlier rounds were dropped to stay within the context budget; the goal above still holds]"
+MIN_KEPT = 200
+"""Characters of the newest tool output always kept (the model must see what it just asked for)."""
 
 
 def _rounds(messages: list[Message], pinned: int) -> list[list[int]]:
@@ -51,20 +61,33 @@ def _elide_arguments(msg: Message) -> bool:
     return changed
 
 
-def fit(messages: list[Message], budget: int, estimate: Callable[[list[Message]], int],
-        pinned: int = 2, keep_recent: int = 2) -> int:
+def fit(messages: list[Message], budget: int, estimate: Estimate, pinned: int = 2, keep_recent: int = 2) -> int:
     """Shrink `messages` in place until `estimate(messages) <= budget`. Returns how many edits it made."""
-    edits = 0
     if estimate(messages) <= budget:
         return 0
+    edits = _elide(messages, budget, estimate, pinned, keep_recent)
+    if estimate(messages) > budget:
+        edits += _drop_rounds(messages, budget, estimate, pinned, keep_recent)
+    if estimate(messages) > budget:
+        edits += _elide(messages, budget, estimate, pinned, 1)
+    if estimate(messages) > budget:
+        edits += _cut_newest(messages, budget, estimate, pinned)
+    return edits
+
+
+def _elide(messages: list[Message], budget: int, estimate: Estimate, pinned: int, keep_recent: int) -> int:
+    edits = 0
     for step in (_elide_results, _elide_arguments):
-        old = [i for group in _rounds(messages, pinned)[:-keep_recent] for i in group]
-        for i in old:
+        for i in [i for group in _rounds(messages, pinned)[:-keep_recent] for i in group]:
             if step(messages[i]):
                 edits += 1
                 if estimate(messages) <= budget:
                     return edits
-    had_marker = _is_marker(messages, pinned)
+    return edits
+
+
+def _drop_rounds(messages: list[Message], budget: int, estimate: Estimate, pinned: int, keep_recent: int) -> int:
+    had_marker = len(messages) > pinned and messages[pinned].get("content") == DROPPED
     if had_marker:
         del messages[pinned]
     dropped = 0
@@ -74,11 +97,25 @@ def fit(messages: list[Message], budget: int, estimate: Callable[[list[Message]]
         dropped += 1
     if dropped or had_marker:
         messages.insert(pinned, {"role": "user", "content": DROPPED})
-    return edits + dropped
+    return dropped
 
 
-DROPPED = "[earlier rounds were dropped to stay within the context budget; the goal above still holds]"
-
-
-def _is_marker(messages: list[Message], pinned: int) -> bool:
-    return len(messages) > pinned and messages[pinned].get("content") == DROPPED
+def _cut_newest(messages: list[Message], budget: int, estimate: Estimate, pinned: int) -> int:
+    """Cut the newest round's tool outputs, largest first, to what fits; then elide its arguments."""
+    rounds = _rounds(messages, pinned)
+    if not rounds:
+        return 0
+    newest = [messages[i] for i in rounds[-1]]
+    edits = 0
+    for msg in sorted((m for m in newest if m["role"] == "tool"), key=lambda m: -len(m.get("content") or "")):
+        over = estimate(messages) - budget
+        content = msg.get("content") or ""
+        if over <= 0 or len(content) <= MIN_KEPT:
+            continue
+        keep = max(MIN_KEPT, len(content) - 4 * over - len(CUT) - 16)
+        msg["content"] = content[:keep] + CUT.format(n=len(content) - keep)
+        edits += 1
+    for msg in newest:
+        if estimate(messages) > budget and _elide_arguments(msg):
+            edits += 1
+    return edits

@@ -10,6 +10,7 @@ import ast
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,19 +69,19 @@ def parse_arguments(raw: str | None) -> tuple[dict[str, Any], bool]:
 
 
 def _repair(text: str, error: json.JSONDecodeError) -> Any:
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
+    """Safe repairs only: strip a code fence; read single quotes and trailing commas as Python literals
+    (ast.literal_eval evaluates literals, never code); last, drop commas before a closing bracket."""
+    fenced = re.fullmatch(r"```(?:json|JSON)?\s*(.*?)\s*```", text, re.S)
     candidate = fenced.group(1) if fenced else text
-    candidate = re.sub(r",\s*([}\]])", r"\1", candidate)
-    try:
-        return json.loads(candidate)
-    except json.JSONDecodeError:
-        pass
-    try:
-        value = ast.literal_eval(candidate)  # single-quoted dicts; literals only, nothing is executed
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise ValueError(f"arguments are not valid JSON ({error.msg} at line {error.lineno} column {error.colno}): "
-                         f"{text[:200]!r}") from error
-    return value
+    attempts: list[Callable[[str], Any]] = [
+        json.loads, ast.literal_eval, lambda t: json.loads(re.sub(r",\s*([}\]])", r"\1", t))]
+    for parse in attempts:
+        try:
+            return parse(candidate)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    raise ValueError(f"arguments are not valid JSON ({error.msg} at line {error.lineno} column {error.colno}): "
+                     f"{text[:200]!r}") from error
 
 
 def dispatch(call: ToolCall, box: Sandbox, allowlist: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST) -> Observation:
@@ -111,27 +112,42 @@ def dispatch(call: ToolCall, box: Sandbox, allowlist: tuple[tuple[str, ...], ...
                        (time.monotonic() - start) * 1000, repaired)
 
 
-_CONTENT_CALL = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+_DECODER = json.JSONDecoder()
+MAX_CONTENT_SCAN = 64
+"""Most `{`/`[` positions of a reply's text tried as the start of a JSON tool call."""
 
 
 def calls_in_content(content: str | None, prefix: str = "content_call") -> list[ToolCall]:
-    """Tool calls a model wrote as JSON in its text ({"name": …, "arguments": {…}}), as small models do."""
-    if not content or "{" not in content:
-        return []
-    blocks = _CONTENT_CALL.findall(content) or [content]
+    """Tool calls a model wrote as JSON in its text ({"name": …, "arguments": {…}}), as small models do.
+
+    The JSON may stand alone, sit in a code fence or tags (<tool_call>…</tool_call>) or follow prose;
+    a list of calls counts too. Only names of real tools count, so prose with braces runs nothing.
+    """
     calls: list[ToolCall] = []
-    for block in blocks:
+    pos, tried = 0, 0
+    while content and tried < MAX_CONTENT_SCAN:
+        starts = [i for i in (content.find("{", pos), content.find("[", pos)) if i >= 0]
+        if not starts:
+            break
+        start, tried = min(starts), tried + 1
         try:
-            value = json.loads(block.strip())
+            value, end = _DECODER.raw_decode(content, start)
         except json.JSONDecodeError:
+            pos = start + 1
             continue
-        for item in value if isinstance(value, list) else [value]:
-            if not isinstance(item, dict):
-                continue
-            item = item.get("function", item) if isinstance(item.get("function"), dict) else item
-            name = item.get("name") or item.get("tool")
-            args = item.get("arguments", item.get("args", item.get("parameters", {})))
-            if isinstance(name, str) and name in MODEL_TOOLS:
-                raw = args if isinstance(args, str) else json.dumps(args)
-                calls.append(ToolCall(id=f"{prefix}_{len(calls) + 1}", name=name, arguments_raw=raw))
+        found = [c for item in (value if isinstance(value, list) else [value]) if (c := _as_call(item))]
+        for name, raw in found:
+            calls.append(ToolCall(id=f"{prefix}_{len(calls) + 1}", name=name, arguments_raw=raw))
+        pos = end if found else start + 1
     return calls
+
+
+def _as_call(item: Any) -> tuple[str, str] | None:
+    if not isinstance(item, dict):
+        return None
+    item = item["function"] if isinstance(item.get("function"), dict) else item
+    name = item.get("name") or item.get("tool")
+    args = item.get("arguments", item.get("args", item.get("parameters", {})))
+    if not (isinstance(name, str) and name in MODEL_TOOLS):
+        return None
+    return name, args if isinstance(args, str) else json.dumps(args)

@@ -87,16 +87,17 @@ def _elide(messages: list[Message], budget: int, estimate: Estimate, pinned: int
 
 
 def _drop_rounds(messages: list[Message], budget: int, estimate: Estimate, pinned: int, keep_recent: int) -> int:
-    had_marker = len(messages) > pinned and messages[pinned].get("content") == DROPPED
-    if had_marker:
-        del messages[pinned]
+    """Drop the oldest rounds; one marker right after the pinned messages says so (counted in the estimate)."""
+    added = not (len(messages) > pinned and messages[pinned].get("content") == DROPPED)
+    if added:
+        messages.insert(pinned, {"role": "user", "content": DROPPED})
     dropped = 0
-    while estimate(messages) > budget and len(_rounds(messages, pinned)) > keep_recent:
-        first = _rounds(messages, pinned)[0]
+    while estimate(messages) > budget and len(_rounds(messages, pinned + 1)) > keep_recent:
+        first = _rounds(messages, pinned + 1)[0]
         del messages[first[0] : first[-1] + 1]
         dropped += 1
-    if dropped or had_marker:
-        messages.insert(pinned, {"role": "user", "content": DROPPED})
+    if added and not dropped:
+        del messages[pinned]
     return dropped
 
 

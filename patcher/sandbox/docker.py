@@ -45,6 +45,7 @@ class _AttachStream:
     """Demultiplexes the attach socket (8-byte frame headers) into the server's stdout bytes."""
 
     def __init__(self, sock: Any) -> None:
+        self._io = sock  # the SDK's SocketIO: closing only the socket under it leaves the fd open
         self._sock = getattr(sock, "_sock", sock)
         self._raw = bytearray()
         self.stderr = bytearray()
@@ -77,6 +78,7 @@ class _AttachStream:
             self._raw += chunk
 
     def close(self) -> None:
+        self._io.close()
         self._sock.close()
 
 

@@ -4,12 +4,19 @@ The staging copy holds the user's current files (committed or not, untracked-but
 symlinks kept as links, never followed; device nodes, fifos and submodules dropped) and a fresh `.git`
 made here, so the user's `.git/config` and hooks never travel and never run. Every host git call on
 the user's repository disables the helpers a planted config could use to run code.
+
+A symlink whose target is absolute or climbs out of the repo (resolved lexically from where it sits) stays
+in the staging copy and the base commit, but never enters the container: Docker's put_archive refuses a
+relative link that climbs above the extraction directory, failing the whole start. The tar carries a
+dangling stand-in instead, pointing just outside the repo, which the tools refuse like any link that
+leaves it; the staging index marks the path skip-worktree so `git_diff` does not report the swap.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import posixpath
 import shutil
 import stat
 import tarfile
@@ -28,6 +35,8 @@ GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TER
            "GIT_COMMITTER_NAME": "patcher", "GIT_COMMITTER_EMAIL": "patcher@localhost",
            "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000"}
 MAX_REPO_BYTES = 512 * 1024 * 1024
+STAND_IN = ".symlink-leaving-the-repo-withheld-by-patcher"
+"""Where a withheld link points in the container, relative to the directory holding the repo."""
 
 
 @dataclass
@@ -37,6 +46,8 @@ class StagedRepo:
     source_commit: str | None
     dirty: bool
     files: list[str]
+    outside_links: list[str] = field(default_factory=list)
+    """Symlinks in `files` that leave the repo: in the container they point at STAND_IN instead."""
     _tars: dict[int, bytes] = field(default_factory=dict, repr=False)
 
     def tar(self, uid: int) -> bytes:
@@ -120,7 +131,19 @@ def _stage_tree(tree: Path, dest: Path) -> StagedRepo:
     _git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
     _git(dest, "add", "--all", "--force")
     _git(dest, "commit", "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
-    return StagedRepo(dest, _git(dest, "rev-parse", "HEAD"), source_commit, dirty, files)
+    outside = [rel for rel in files if (dest / rel).is_symlink() and leaves_repo(rel, os.readlink(dest / rel))]
+    for i in range(0, len(outside), 500):
+        _git(dest, "update-index", "--skip-worktree", "--", *outside[i : i + 500])
+    return StagedRepo(dest, _git(dest, "rev-parse", "HEAD"), source_commit, dirty, files, outside)
+
+
+def leaves_repo(rel: str, target: str) -> bool:
+    """Whether a symlink at `rel` (relative to the repo root) pointing at `target` leaves the repo,
+    resolved lexically as Docker's breakout check does: absolute targets always count as leaving."""
+    if posixpath.isabs(target):
+        return True
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+    return resolved == ".." or resolved.startswith("../")
 
 
 def _source_state(tree: Path) -> tuple[str | None, bool]:
@@ -148,6 +171,8 @@ def _make_tar(repo: Path, uid: int) -> bytes:
         else:
             info.uid = info.gid = uid
             info.mode = (info.mode & 0o755) | 0o600 if not info.issym() else info.mode
+            if info.issym() and leaves_repo(name[len("repo/"):], info.linkname):
+                info.linkname = "../" * name.count("/") + STAND_IN
             if info.isdir():
                 info.mode |= 0o700
         return info

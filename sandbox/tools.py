@@ -180,15 +180,20 @@ def git_diff(ctx: Context, req: GitDiffRequest, deadline_at: float) -> ToolResul
 
 def _worktree_diff(ctx: Context, deadline_at: float) -> tuple[bytes, str]:
     """Work tree (new files included) vs base. A private index (base's tree plus intent-to-add entries
-    for new files) and object dir: nothing is hashed into, or touched in, .git."""
+    for new files) and object dir: nothing is hashed into, or touched in, .git. Paths the repo's own
+    index marks skip-worktree (symlinks leaving the repo, replaced by a stand-in at intake) stay so."""
     objects = _git(ctx, ["rev-parse", "--path-format=absolute", "--git-path", "objects"], tool_env(),
                    deadline_at).decode().strip()
+    listed = _git(ctx, ["ls-files", "-v", "-z"], tool_env(), deadline_at).split(b"\0")
+    skip = [os.fsdecode(entry[2:]) for entry in listed if entry.startswith(b"S ")]
     with tempfile.TemporaryDirectory(prefix="patcher-diff-") as tmp:
         env = tool_env() | {"GIT_INDEX_FILE": os.path.join(tmp, "index"),
                             "GIT_OBJECT_DIRECTORY": os.path.join(tmp, "objects"),
                             "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects}
         os.mkdir(env["GIT_OBJECT_DIRECTORY"])
         _git(ctx, ["read-tree", ctx.base], env, deadline_at)
+        for i in range(0, len(skip), 500):
+            _git(ctx, ["update-index", "--skip-worktree", "--", *skip[i : i + 500]], env, deadline_at)
         added = run_capped([*GIT, "add", "--intent-to-add", "--ignore-errors", "-A", "--", "."], ctx.repo,
                            env, deadline_at, lambda _: None)
         if added.timed_out:

@@ -418,16 +418,25 @@ def test_nothing_is_left_after_the_box_closes(staged: StagedRepo, sandbox_image:
     assert _owned(docker_client, owner) == ([], [])
 
 
-@pytest.mark.xfail(strict=True, reason="put_archive refuses a relative symlink that climbs above /workspace "
-                   "(Docker's breakout check); intake should neutralise such links before the tar is built")
 def test_a_relative_symlink_climbing_out_of_the_workspace_does_not_stop_the_job(
         tmp_path: Path, sandbox_image: str, docker_client: docker.DockerClient) -> None:
     repo = make_repo(tmp_path / "climb", {"a.py": "x = 1\n"}, commit=False)
     os.symlink("../../../etc/passwd", repo / "climb")
+    (repo / "pkg/deep").mkdir(parents=True)
+    os.symlink("../../../../../../../etc", repo / "pkg/deep/etc")
     staged = stage_repo(str(repo))
     try:
         with DockerSandbox(staged, config(sandbox_image), client=docker_client) as box:
-            assert_refused(box.call(ReadFileRequest("climb")))
+            for path in ("climb", "pkg/deep/etc/passwd"):
+                result = box.call(ReadFileRequest(path))
+                assert_refused(result)
+                assert "outside the repository" in result.output
+                assert_refused(box.call(WriteFileRequest(path, "x\n")))
+            assert box.call(GitDiffRequest()).output == "no changes"
+            assert box.call(WriteFileRequest("b.py", "y = 2\n")).output == "wrote 6 bytes to b.py"
+            diff = box.call(GitDiffRequest()).data["diff"]
+            assert [line for line in diff.splitlines() if line.startswith("diff --git")] == [
+                "diff --git a/b.py b/b.py"]
     finally:
         staged.cleanup()
 

@@ -6,6 +6,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,9 +25,10 @@ from .sandbox import diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
 from .sandbox.reaper import reap
 from .task import reproduction_command, task_text
+from .testruns import TestRun
 from .trace import Redactor, Trace
-from .tracebacks import parse_traceback
-from .verify import Baseline, run_baseline, verify
+from .tracebacks import ParsedTraceback, parse_traceback
+from .verify import Baseline, OpenBox, Verification, run_baseline, verify
 
 Progress = Callable[[str], None]
 
@@ -53,10 +55,9 @@ class JobSpec(BaseModel):
 
 
 def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None) -> JobResult:
-    run_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
     model = spec.model
     secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
-    trace = Trace((spec.trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, Redactor(secret_values))
+    trace = _open_trace(spec.trace_dir, "", Redactor(secret_values))
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                limits=spec.limits.model_dump())
     staged: StagedRepo | None = None
@@ -64,51 +65,120 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
         progress("reading the traceback and the repository")
         parsed = parse_traceback(spec.traceback)
         staged = stage_repo(spec.repo, spec.ref)
-        parsed = map_frames(parsed, staged.files)
-        repro = reproduction_command(parsed, spec.test_command, staged.files)
-        exc_type = parsed.exception.type if parsed.exception else None
-        client = docker_client()
-        reap(client)
-        require_image(client, spec.sandbox.image)
-
-        def open_box(tree: StagedRepo) -> DockerSandbox:
-            return DockerSandbox(tree, spec.sandbox, client)
-
-        progress("reproducing the crash on the base code")
-        base = run_baseline(staged, repro, exc_type, open_box, spec.suite_command)
-        trace.emit("verify", phase="baseline", command=repro, outcome=base.repro.outcome if base.repro else None,
-                   exception_matched=base.exception_matched, duration_ms=base.suite.duration_ms)
-        if repro and not _reproduced(base):
-            return _finish(trace, run_id, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
-                           verification=empty_verification(repro, base.repro.outcome if base.repro else "not_run"))
+        job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress)
+        if isinstance(job, JobResult):
+            return job
         llm = llm or OpenAIModel(model or ModelConfig.from_env())
         progress("agent at work in the sandbox")
-        with open_box(staged) as box:
+        with job.open_box(staged) as box:
             agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox))
-            outcome = agent.run(task_text(parsed, spec.traceback, staged.path, repro))
+            outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
             diff = diff_of(box)
         summary = _summary(outcome)
         if not diff.strip():
             reason = "no_change" if outcome.reason == "finished" else outcome.reason
-            return _finish(trace, run_id, staged, reason, f"no change was made ({outcome.message})", agent=summary)
+            return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary)
         progress("verifying the diff in fresh containers")
-        ver = verify(staged, diff, base, repro, exc_type, open_box, spec.suite_command)
-        trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
-                   reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
+        ver = _verify(job, staged, diff, trace)
         reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
         message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
-        return _finish(trace, run_id, staged, reason, message, diff=diff, files_changed=ver.files_changed,
+        return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
                        verification=ver.as_json(), agent=summary)
     except PatcherError as e:
-        return _finish(trace, run_id, staged, e.reason, str(e), exit_code=e.exit_code)
+        return _finish(trace, staged, e.reason, str(e), exit_code=e.exit_code)
     finally:
         if staged is not None:
             staged.cleanup()
         trace.close()
 
 
-def _reproduced(base: Baseline) -> bool:
-    return base.repro is not None and base.repro.outcome == "failed" and base.exception_matched
+def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
+                 traceback: str | None = None, sandbox: SandboxConfig | None = None,
+                 suite_command: str = "python -m pytest -q", trace_dir: Path | None = None,
+                 progress: Progress = lambda _: None) -> JobResult:
+    """`patcher verify`: the same baseline and verification as a job, on a diff from elsewhere."""
+    trace = _open_trace(trace_dir, "verify-")
+    trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
+    staged: StagedRepo | None = None
+    try:
+        parsed = parse_traceback(traceback) if traceback else None
+        if not diff.strip():
+            raise BadInput("the patch is empty")
+        if parsed is None and not test_command:
+            raise BadInput("say how the crash reproduces: --test CMD, or --traceback FILE naming a failing test")
+        staged = stage_repo(repo, ref)
+        job = _prepare(staged, parsed, test_command, sandbox or SandboxConfig(), suite_command, trace, progress)
+        if isinstance(job, JobResult):
+            return job
+        progress("verifying the diff in a fresh container")
+        ver = _verify(job, staged, diff, trace)
+        return _finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
+                       verification=ver.as_json())
+    except PatcherError as e:
+        return _finish(trace, staged, e.reason, str(e), exit_code=e.exit_code)
+    finally:
+        if staged is not None:
+            staged.cleanup()
+        trace.close()
+
+
+@dataclass
+class _Job:
+    parsed: ParsedTraceback | None
+    repro: str | None
+    exc_type: str | None
+    open_box: OpenBox
+    suite_command: str
+    base: Baseline
+
+
+def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
+             suite_command: str, trace: Trace, progress: Progress) -> _Job | JobResult:
+    """Frames mapped, reproduction chosen, Docker ready, baseline run; a JobResult when the job ends here."""
+    if parsed is not None:
+        parsed = map_frames(parsed, staged.files)
+    repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
+    exc_type = parsed.exception.type if parsed and parsed.exception else None
+    client = docker_client()
+    reap(client)
+    require_image(client, cfg.image)
+
+    def open_box(tree: StagedRepo) -> DockerSandbox:
+        return DockerSandbox(tree, cfg, client)
+
+    progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
+    base = run_baseline(staged, repro, exc_type, open_box, suite_command)
+    _emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
+    _emit_runs(trace, "baseline", [("base-suite", base.suite)])
+    before = base.repro.outcome if base.repro else "not_run"
+    if repro and not base.reproduced:
+        return _finish(trace, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
+                       verification=empty_verification(repro, before))
+    if not base.suite_usable:
+        return _finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
+                       "the base code, so no fix could be checked for regressions; pass a suite that runs",
+                       verification=empty_verification(repro, before))
+    return _Job(parsed, repro, exc_type, open_box, suite_command, base)
+
+
+def _verify(job: _Job, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
+    ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command)
+    _emit_runs(trace, "verify", ver.runs)
+    trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
+               reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
+    return ver
+
+
+def _emit_runs(trace: Trace, phase: str, runs: list[tuple[str, TestRun]]) -> None:
+    for name, run in runs:
+        trace.emit("verify", phase=phase, step=name, command=run.command, outcome=run.outcome,
+                   exit_code=run.exit_code, passed=len(run.passed), failed=sorted(run.failed)[:20],
+                   duration_ms=round(run.duration_ms, 1))
+
+
+def _open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None) -> Trace:
+    run_id = time.strftime(f"%Y%m%d-%H%M%S-{kind}") + secrets.token_hex(3)
+    return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]))
 
 
 def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str:
@@ -127,56 +197,12 @@ def _summary(outcome: AgentResult) -> AgentSummary:
                         tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd)
 
 
-def _finish(trace: Trace, run_id: str, staged: StagedRepo | None, reason: str, message: str,
+def _finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,
             exit_code: int | None = None, **fields: object) -> JobResult:
     status = status_for(reason)
-    result = JobResult(run_id=run_id, status=status, reason=reason, message=message,
+    result = JobResult(run_id=trace.run_id, status=status, reason=reason, message=message,
                        base_commit=staged.source_commit if staged else None, trace=str(trace.path),
                        exit_code=exit_code if exit_code is not None else exit_code_for(status), **fields)  # type: ignore[arg-type]
     trace.emit("run_end", status=result.status, reason=result.reason, message=message,
                diff_sha256=result.diff_sha256)
     return result
-
-
-def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
-                 traceback: str | None = None, sandbox: SandboxConfig | None = None,
-                 suite_command: str = "python -m pytest -q", trace_dir: Path | None = None,
-                 progress: Progress = lambda _: None) -> JobResult:
-    """`patcher verify`: the same baseline and verification as a job, on a diff from elsewhere."""
-    cfg = sandbox or SandboxConfig()
-    run_id = time.strftime("%Y%m%d-%H%M%S-verify-") + secrets.token_hex(3)
-    trace = Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id)
-    trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
-    staged: StagedRepo | None = None
-    try:
-        parsed = parse_traceback(traceback) if traceback else None
-        if not diff.strip():
-            raise BadInput("the patch is empty")
-        staged = stage_repo(repo, ref)
-        if parsed is not None:
-            parsed = map_frames(parsed, staged.files)
-        repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
-        exc_type = parsed.exception.type if parsed and parsed.exception else None
-        client = docker_client()
-        require_image(client, cfg.image)
-
-        def open_box(tree: StagedRepo) -> DockerSandbox:
-            return DockerSandbox(tree, cfg, client)
-
-        progress("running the tests on the base code")
-        base = run_baseline(staged, repro, exc_type, open_box, suite_command)
-        if repro and not _reproduced(base):
-            return _finish(trace, run_id, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
-                           verification=empty_verification(repro, base.repro.outcome if base.repro else "not_run"))
-        progress("verifying the diff in a fresh container")
-        ver = verify(staged, diff, base, repro, exc_type, open_box, suite_command)
-        trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
-                   reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
-        return _finish(trace, run_id, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
-                       verification=ver.as_json())
-    except PatcherError as e:
-        return _finish(trace, run_id, staged, e.reason, str(e), exit_code=e.exit_code)
-    finally:
-        if staged is not None:
-            staged.cleanup()
-        trace.close()

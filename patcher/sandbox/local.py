@@ -28,6 +28,7 @@ class LocalSandbox:
         self.repo = self._dir / "repo"
         shutil.copytree(staged.path, self.repo, symlinks=True)
         reports = self._dir / "reports"
+        self.report_dir = str(reports)
         cmd = [sys.executable, "-m", "sandbox.server", "--repo", str(self.repo), "--base", self.base_commit,
                "--report-dir", str(reports), "--sweep", "group"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}

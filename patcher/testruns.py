@@ -1,0 +1,211 @@
+"""One test command in a box, and what its runner proved: exit code and report must agree.
+
+- pytest (`pytest …`, `python -m pytest …`): the host adds `--junitxml` into the box's report dir,
+  fetches the XML with ReadReportRequest and parses it here (size-capped, no DTDs or entities). The run
+  is `reported` only when the XML parses, counts at least one test, and agrees with the exit code
+  (0 ⇔ no failures or errors; 1 or 2 ⇔ at least one). Exit 5 (nothing collected) is never reported.
+- `python -m unittest …`: `-v` is added; "Ran N tests" (N ≥ 1) and OK/FAILED must agree with the exit
+  code; each "test (id) ... ok|FAIL|ERROR" line gives a test id when all N are in view.
+- `python -c …`: the exit code alone; the command itself is the one test.
+Anything else, a refusal or a timeout: outcome "error".
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shlex
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from sandbox.protocol import DEFAULT_ALLOWLIST, REPORT_DIR, ReadReportRequest, RunTestRequest, check_command
+
+from .sandbox import Sandbox
+
+MAX_REPORT_BYTES = 8 * 1024 * 1024
+OUTPUT_TAIL = 4000
+_DTD = re.compile(r"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
+_UNITTEST_END = re.compile(r"^(OK|FAILED)\b", re.MULTILINE)
+_UNITTEST_LINE = re.compile(r"^(\w+) \(([\w.]+)\)(?:\n.*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|"
+                            r"unexpected success)", re.MULTILINE)
+_TEST_PATH_PART = re.compile(r"test_\w*|\w*_test|tests?")
+
+
+@dataclass
+class TestRun:
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    reported: bool
+    passed: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
+    output_tail: str = ""
+    duration_ms: float = 0.0
+    failure_text: str = ""
+    """Failure and error messages from the report plus the output: where an exception type is looked for."""
+
+    __test__ = False
+
+    @property
+    def outcome(self) -> str:
+        if self.timed_out or not self.reported:
+            return "error"
+        return "passed" if self.exit_code == 0 and not self.failed else "failed"
+
+    def shows(self, exception_type: str | None) -> bool:
+        """Whether the failure names the exception type (its last dotted part); True when the type is unknown."""
+        if not exception_type:
+            return True
+        name = exception_type.rsplit(".", 1)[-1]
+        if re.search(rf"(?<![\w.]){re.escape(name)}\b|\.{re.escape(name)}\b", self.failure_text):
+            return True
+        # pytest's rewritten asserts print `E   assert …` without the type.
+        return name == "AssertionError" and bool(re.search(r"^(?:E\s+)?assert\b", self.failure_text, re.MULTILINE))
+
+
+def command_kind(argv: list[str]) -> str:
+    if argv[:1] == ["pytest"] or argv[1:3] == ["-m", "pytest"]:
+        return "pytest"
+    if argv[1:3] == ["-m", "unittest"]:
+        return "unittest"
+    if argv[1:2] == ["-c"]:
+        return "python-c"
+    return "other"
+
+
+def pytest_prefix(command: str) -> list[str]:
+    """`pytest` or `python -m pytest` as the command spells it (for reruns by node id)."""
+    argv = shlex.split(command)
+    return argv[:1] if argv[:1] == ["pytest"] else argv[:3]
+
+
+def _allowlist(box: Sandbox) -> tuple[tuple[str, ...], ...]:
+    config = getattr(box, "config", None)
+    extra = tuple(tuple(p) for p in getattr(config, "allowlist", []) or [])
+    return DEFAULT_ALLOWLIST + extra
+
+
+def _with_options(argv: list[str], options: list[str]) -> list[str]:
+    if "--" in argv:
+        at = argv.index("--")
+        return argv[:at] + options + argv[at:]
+    return argv + options
+
+
+def run_tests(box: Sandbox, command: str, name: str) -> TestRun:
+    """Run `command` in the box and decide from exit code and report what it proved."""
+    started = time.monotonic()
+    try:
+        argv = check_command(command, _allowlist(box))
+    except ValueError as e:
+        return TestRun(command, None, False, False, output_tail=str(e))
+    kind = command_kind(argv)
+    report = f"{name}-{secrets.token_hex(4)}.xml"
+    report_dir = getattr(box, "report_dir", REPORT_DIR)
+    if kind == "pytest":
+        argv = _with_options(argv, [f"--junitxml={report_dir}/{report}", "-o", "junit_family=xunit1",
+                                    "-p", "no:cacheprovider", "--continue-on-collection-errors"])
+    elif kind == "unittest" and "-v" not in argv:
+        argv = [*argv[:3], "-v", *argv[3:]]
+    result = box.call(RunTestRequest(command=shlex.join(argv)))
+    output = result.output
+    run = TestRun(command, result.exit_code, result.timed_out, False, output_tail=output[-OUTPUT_TAIL:],
+                  failure_text=output[-64 * 1024:])
+    if result.exit_code is None or result.timed_out:
+        pass
+    elif kind == "pytest":
+        _read_junit(box, report, run)
+    elif kind == "unittest":
+        _read_unittest(output, run)
+    elif kind == "python-c":
+        run.reported = True
+        (run.passed if result.exit_code == 0 else run.failed).add(command)
+    run.duration_ms = (time.monotonic() - started) * 1000
+    return run
+
+
+def _read_junit(box: Sandbox, report: str, run: TestRun) -> None:
+    if run.exit_code not in (0, 1, 2):
+        return
+    got = box.call(ReadReportRequest(name=report))
+    if got.is_error or got.truncated_bytes:
+        return
+    parsed = parse_junit(got.output)
+    if parsed is None:
+        return
+    run.passed, run.failed = parsed.passed, parsed.failed
+    run.failure_text = parsed.messages + "\n" + run.failure_text
+    run.reported = parsed.total >= 1 and (run.exit_code == 0) == (not parsed.failed)
+
+
+@dataclass
+class JUnitReport:
+    passed: set[str]
+    failed: set[str]
+    total: int
+    messages: str
+
+
+def parse_junit(text: str) -> JUnitReport | None:
+    """The tests of a JUnit XML by pytest node id; None when it is too big, declares a DTD or entities,
+    or does not parse. A test with a failure or error anywhere (a teardown error too) is failed."""
+    if len(text.encode()) > MAX_REPORT_BYTES or _DTD.search(text):
+        return None
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError:
+        return None
+    if root.tag not in ("testsuites", "testsuite"):
+        return None
+    seen: set[str] = set()
+    failed: set[str] = set()
+    skipped: set[str] = set()
+    messages: list[str] = []
+    for case in root.iter("testcase"):
+        node = node_id(case.get("classname", ""), case.get("name", ""), case.get("file"))
+        seen.add(node)
+        bad = [c for c in case if c.tag in ("failure", "error")]
+        if bad:
+            failed.add(node)
+            messages += [f"{c.get('type', '')} {c.get('message', '')}\n{(c.text or '')[-8192:]}" for c in bad]
+        elif any(c.tag == "skipped" for c in case):
+            skipped.add(node)
+    return JUnitReport(seen - failed - skipped, failed, len(seen), "\n".join(messages)[-256 * 1024:])
+
+
+def node_id(classname: str, name: str, file: str | None) -> str:
+    """pytest's node id from a JUnit testcase (`tests/test_x.py::Class::name`), best effort.
+
+    pytest builds classname from the node id (path with "/" → "." and ".py" cut, then the classes);
+    the xunit1 `file` attribute says how many leading parts are the path."""
+    parts = [p for p in classname.split(".") if p] if classname else []
+    if file and file.endswith(".py"):
+        n_path = len(file[:-3].split("/"))
+        if parts[:n_path] == file[:-3].split("/"):
+            return "::".join([file, *parts[n_path:], name]) if parts else file
+    if not parts:  # a collection error: name is the dotted module path
+        return name.replace(".", "/") + ".py" if name else "?"
+    cut = max((i for i, p in enumerate(parts) if _TEST_PATH_PART.fullmatch(p)), default=0)
+    return "::".join(["/".join(parts[: cut + 1]) + ".py", *parts[cut + 1 :], name])
+
+
+def _read_unittest(output: str, run: TestRun) -> None:
+    ran, end = _RAN.findall(output), _UNITTEST_END.findall(output)
+    if not ran or not end or int(ran[-1]) < 1:
+        return
+    ok = end[-1] == "OK"
+    if ok != (run.exit_code == 0):
+        return
+    lines = _UNITTEST_LINE.findall(output)
+    if len(lines) == int(ran[-1]):
+        for method, where, verdict in lines:
+            test = where if where.endswith("." + method) else f"{where}.{method}"
+            if verdict in ("FAIL", "ERROR", "unexpected success"):
+                run.failed.add(test)
+            elif verdict in ("ok", "expected failure"):
+                run.passed.add(test)
+    else:  # too much output to see every test: the command counts as one test
+        (run.passed if ok else run.failed).add(run.command)
+    run.reported = ok == (not run.failed)

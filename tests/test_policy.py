@@ -1,0 +1,102 @@
+"""The integrity policy on real `git diff` output: what a fix may touch before any test of it is believed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from patcher import policy
+from patcher.policy import check_diff
+from tests.helpers import git, make_repo
+
+BASE = {"pkg/__init__.py": "", "pkg/core.py": "def f(x):\n    return x + 1\n",
+        "tests/test_core.py": "from pkg.core import f\n\n\ndef test_f():\n    assert f(1) == 2\n",
+        "tests/conftest.py": "", "setup.cfg": "[metadata]\nname = pkg\n", "tool.sh": "echo hi\n"}
+Change = Callable[[Path], None]
+
+
+def diff_after(tmp_path: Path, change: Change) -> tuple[str, list[str]]:
+    repo = make_repo(tmp_path / "r", BASE)
+    files = git(repo, "ls-files").splitlines()
+    change(repo)
+    git(repo, "add", "-A")
+    return git(repo, "diff", "--cached", "--binary", "HEAD") + "\n", files
+
+
+def write(rel: str, text: str) -> Change:
+    def change(repo: Path) -> None:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    return change
+
+
+def test_a_source_fix_and_a_new_test_pass(tmp_path: Path) -> None:
+    def change(repo: Path) -> None:
+        write("pkg/core.py", "def f(x):\n    return x + 2\n")(repo)
+        write("tests/test_new_repro.py", "def test_new():\n    assert True\n")(repo)
+    diff, files = diff_after(tmp_path, change)
+    got = check_diff(diff, files)
+    assert got.ok, got.violations
+    assert got.files_changed == ["pkg/core.py", "tests/test_new_repro.py"]
+    assert got.added_tests == ["tests/test_new_repro.py"]
+
+
+@pytest.mark.parametrize("change,expected", [
+    (write("tests/test_core.py", "def test_f():\n    pass\n"), "tests/test_core.py: existing tests may not be"),
+    (lambda r: os.remove(r / "tests/test_core.py"), "tests/test_core.py: existing tests may not be deleted"),
+    (lambda r: os.rename(r / "tests/test_core.py", r / "tests/test_gone.py"), "tests/test_core.py: existing tests"),
+    (write("tests/conftest.py", "collect_ignore = ['test_core.py']\n"), "tests/conftest.py: conftest files"),
+    (write("conftest.py", "x = 1\n"), "conftest.py: conftest files"),
+    (write("pytest.ini", "[pytest]\naddopts = -k 'not f'\n"), "pytest.ini: conftest files"),
+    (write("setup.cfg", "[tool:pytest]\naddopts = -x\n"), "setup.cfg: conftest files"),
+    (write(".github/workflows/ci.yml", "on: push\n"), ".github/workflows/ci.yml: conftest files"),
+    (write("pkg/evil.pth", "import os\n"), "pkg/evil.pth: conftest files"),
+    (lambda r: os.symlink("/etc/passwd", r / "pkg/link"), "symbolic links and submodules may not be added"),
+    (lambda r: os.chmod(r / "tool.sh", 0o755), "tool.sh: file modes may not change"),
+    (write("pkg/blob.bin", "\0\1\2binary\0"), "binary"),
+    (write("pkg/plug.py", "def pytest_collection_modifyitems(items):\n    items.clear()\n"), "pytest plugin or hook"),
+])
+def test_forbidden_changes_are_named(tmp_path: Path, change: Change, expected: str) -> None:
+    diff, files = diff_after(tmp_path, change)
+    got = check_diff(diff, files)
+    assert not got.ok and any(expected in v for v in got.violations), got.violations
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("../outside.py", "paths may not contain '..'"),
+    ("/etc/cron.d/x", "absolute paths are not allowed"),
+    (".git/hooks/pre-commit", "nothing under .git may change"),
+    ("pkg/.GIT/config", "nothing under .git may change"),
+])
+def test_hand_made_paths_out_of_the_tree_are_refused(path: str, expected: str) -> None:
+    diff = f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x\n"
+    got = check_diff(diff, [])
+    assert not got.ok and any(expected in v for v in got.violations), got.violations
+
+
+def test_a_submodule_is_refused() -> None:
+    diff = ("diff --git a/vendor b/vendor\nnew file mode 160000\nindex 0000000..1234567\n--- /dev/null\n"
+            "+++ b/vendor\n@@ -0,0 +1 @@\n+Subproject commit 1234567890123456789012345678901234567890\n")
+    assert not check_diff(diff, []).ok
+
+
+def test_size_cap_and_garbage(tmp_path: Path) -> None:
+    diff, files = diff_after(tmp_path, write("pkg/core.py", "x = 1\n" * 50_000))
+    capped = check_diff(diff, files, max_bytes=10_000)
+    assert not capped.ok and "the limit is 10000" in capped.violations[0]
+    assert not check_diff("this is not a diff\n", files).ok
+    assert check_diff("", files).ok and check_diff("", files).files_changed == []
+
+
+def test_tests_only_keeps_new_test_files_and_nothing_else(tmp_path: Path) -> None:
+    def change(repo: Path) -> None:
+        write("pkg/core.py", "def f(x):\n    return x + 2\n")(repo)
+        write("tests/test_new_repro.py", "def test_new():\n    assert True\n")(repo)
+        write("tests/conftest.py", "x = 1\n")(repo)
+    diff, _ = diff_after(tmp_path, change)
+    only = policy.tests_only(diff)
+    assert "tests/test_new_repro.py" in only and "pkg/core.py" not in only and "conftest" not in only
+    assert policy.tests_only("garbage") == ""

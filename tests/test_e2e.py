@@ -201,6 +201,29 @@ def test_i_a_raw_production_traceback_with_deployed_paths_and_test_is_verified(
     assert "shop/pagination.py:4" in first_task  # /srv/shop/releases/…/shop/pagination.py mapped into the repo
 
 
+ONCE_PER_BOX = ("import os\n\n\ndef _first_call_in_this_box():\n    if os.path.exists('/tmp/.seen'):\n"
+                "        return False\n    open('/tmp/.seen', 'w').close()\n    return True\n\n\n")
+
+
+def test_a_fix_that_passes_only_on_a_rerun_is_flaky_not_verified(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    flaky_fix = PAGINATION.replace(BUG, "min(end, len(items) + int(_first_call_in_this_box()))")
+    write = ("write_file", {"path": "shop/pagination.py", "content": ONCE_PER_BOX + flaky_fix})
+    result, _ = run(repo, pytest_traceback, [reply(None, [write]), reply("done")], sandbox_image, tmp_path)
+    assert (result.status, result.reason) == ("not_verified", "tests_failed"), result.message
+    assert result.verification["reproduction"]["after"] == "flaky" and "flaky" in result.message
+
+
+def test_a_test_the_diff_makes_flaky_is_a_regression(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    flaky_total = PAGINATION.replace(BUG, "min(end, len(items))").replace(
+        "return (len(items) + size - 1) // size", "return (len(items) + size - 1) // size + _first_call_in_this_box()")
+    write = ("write_file", {"path": "shop/pagination.py", "content": ONCE_PER_BOX + flaky_total})
+    result, _ = run(repo, pytest_traceback, [reply(None, [write]), reply("done")], sandbox_image, tmp_path)
+    assert (result.status, result.reason) == ("not_verified", "regression"), result.message
+    assert result.verification["pass_to_pass"]["regressions"] == ["tests/test_pagination.py::test_total"]
+
+
 def test_the_agent_writes_the_reproduction_when_none_is_given(
         repo: Path, sandbox_image: str, tmp_path: Path) -> None:
     repro = ("write_file", {"path": "tests/test_repro_page3.py", "content": "from shop.pagination import page\n\n\n"

@@ -25,7 +25,7 @@ from .errors import ModelError
 from .guards import Guards, Limits
 from .llm import LLM, ModelReply, ToolCall, estimate_tokens
 from .sandbox import Sandbox
-from .tooling import TOOL_SCHEMAS, calls_in_content, dispatch
+from .tooling import SCHEMA_TOKENS, TOOL_SCHEMAS, calls_in_content, dispatch
 from .trace import Trace
 
 END_OF_REPLY = {"cut_off": ("cut_off", "the model's reply was cut off (length limit); nothing in it was run"),
@@ -65,7 +65,7 @@ class Agent:
         while True:
             if stop := guards.before_model_call(self.stats.rounds):
                 return self._end(*stop, guard=True)
-            fit(self.messages, self.limits.context_tokens, estimate_tokens)
+            fit(self.messages, self.limits.context_tokens - SCHEMA_TOKENS, estimate_tokens)
             try:
                 reply = self.llm.complete(self.messages, TOOL_SCHEMAS)
             except ModelError as e:

@@ -126,7 +126,7 @@ class ModelReply:
     tokens_in: int
     tokens_out: int
     cost_usd: float | None
-    duration_ms: int
+    duration_ms: float
     model: str
     message: dict[str, Any]
     tokens_estimated: bool = False
@@ -213,7 +213,8 @@ class OpenAIModel:
         if not isinstance(response, ChatCompletion) or not response.choices:
             raise ModelError(f"model endpoint {self.base_url} did not answer like a chat-completions API "
                              f"(no choices in the response)")
-        return self._reply(response, messages, tools, int((time.monotonic() - started) * 1000), attempts)
+        return self._reply(response, messages, tools, round((time.monotonic() - started) * 1000, 2),
+                           attempts)
 
     def list_models(self) -> list[str]:
         """Model ids the endpoint serves (for `patcher doctor`); same retries and errors as complete()."""
@@ -255,7 +256,7 @@ class OpenAIModel:
             raise ModelError(f"model endpoint {self.base_url}: {_one_line(str(e))}") from e
 
     def _reply(self, response: ChatCompletion, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               duration_ms: int, attempts: int) -> ModelReply:
+               duration_ms: float, attempts: int) -> ModelReply:
         choice = response.choices[0]
         msg = choice.message
         calls = []

@@ -43,6 +43,8 @@ TOOL_SCHEMAS = [
           "python -c …) without a shell; returns the exit code and output.", {"command": _STR}, ["command"]),
 ]
 assert tuple(t["function"]["name"] for t in TOOL_SCHEMAS) == MODEL_TOOLS
+SCHEMA_TOKENS = -(-len(json.dumps(TOOL_SCHEMAS)) // 4)
+"""Estimated tokens the tool schemas add to every request (counted against the context budget)."""
 
 
 @dataclass

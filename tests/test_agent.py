@@ -7,6 +7,7 @@ server received, the trace written, and what the loop decided.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from patcher.agent import Agent, AgentResult
 from patcher.guards import Limits
 from patcher.intake import StagedRepo, stage_repo
 from patcher.llm import OpenAIModel, estimate_tokens
-from patcher.sandbox import diff_of
+from patcher.sandbox import Sandbox, diff_of
 from patcher.sandbox.local import LocalSandbox
 from patcher.testing import ScriptedModelServer, Step, content_filter, cut_off, delay, http_error, malformed_args, reply
 from patcher.trace import Redactor, Trace, read_events
@@ -50,7 +51,7 @@ class Run:
     result: AgentResult
     agent: Agent
     server: ScriptedModelServer
-    box: LocalSandbox
+    box: Sandbox
     trace_path: Path
 
     @property
@@ -72,9 +73,10 @@ class Run:
 def run_agent(staged: StagedRepo, tmp_path: Path) -> Iterator[Callable[..., Run]]:
     opened: list[Any] = []
 
-    def run(steps: list[Step], limits: Limits | None = None, **config: Any) -> Run:
+    def run(steps: list[Step], limits: Limits | None = None, wrap: Callable[[LocalSandbox], Sandbox] = lambda b: b,
+            **config: Any) -> Run:
         server = ScriptedModelServer(steps, api_key=KEY).start()
-        box = LocalSandbox(staged)
+        box = wrap(LocalSandbox(staged))
         model = OpenAIModel(server.model_config(**config))
         trace_path = tmp_path / "trace.jsonl"
         trace = Trace(trace_path, "run-agent-test", Redactor([KEY]))
@@ -214,6 +216,11 @@ def test_polling_a_changing_result_is_not_a_repeat(run_agent: Callable[..., Run]
     assert len({e["result"] for e in r.of_type("tool_call")}) == 4
 
 
+def prompt_tokens(request: dict[str, Any]) -> int:
+    """Estimated size of a request as the server received it: messages and tool schemas."""
+    return estimate_tokens(request["messages"]) + math.ceil(len(json.dumps(request["tools"])) / 4)
+
+
 def reads(n: int) -> list[Step]:
     return [reply(None, [("read_file", {"path": "big.py", "start_line": i + 1})]) for i in range(n)]
 
@@ -294,7 +301,7 @@ def test_prompt_stays_under_budget_over_40_rounds_with_the_goal_first(run_agent:
     assert (r.result.reason, r.result.rounds) == ("finished", 41)
     first = r.requests[0]["messages"][:2]
     assert first[1]["content"] == TASK and first[0]["role"] == "system"
-    sizes = [estimate_tokens(req["messages"]) for req in r.requests]
+    sizes = [prompt_tokens(req) for req in r.requests]
     assert all(req["messages"][:2] == first for req in r.requests)
     assert min(sizes[1:]) > budget // 2 and max(sizes) <= budget  # a file read costs about half the budget
     last = r.requests[-1]["messages"]

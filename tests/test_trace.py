@@ -68,7 +68,7 @@ def test_planted_keys_never_reach_the_trace(staged: StagedRepo, tmp_path: Path,
         model.close()
         sent = json.dumps(server.chat_requests)
         assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
-    assert (result.reason, result.tool_calls) == ("finished", 4) and KEY in result.final_text
+    assert (result.reason, result.tool_calls) == ("finished", 4) and KEY in (result.final_text or "")
     assert KEY in sent and json.dumps(TRICKY)[1:-1] in sent  # the secrets really went through the run
     text = trace_path.read_text()
     for form in escaped_forms(KEY) | escaped_forms(TRICKY):

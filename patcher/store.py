@@ -141,6 +141,10 @@ def _job(row: JobRow) -> Job:
                created_at=row.created_at, updated_at=row.updated_at, token=row.claim_token)
 
 
+def _review(row: ReviewRow) -> Review:
+    return Review(job_id=row.job_id, decision=row.decision, comment=row.comment, who=row.who, when=row.created_at)
+
+
 def default_url() -> str:
     home = Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
     home.mkdir(parents=True, exist_ok=True)
@@ -287,9 +291,9 @@ class Store:
         cutoff = _now() - timedelta(seconds=stale_after_s)
         touched = []
         with self._tx() as s, s.begin():
-            rows = s.scalars(select(JobRow).where(JobRow.state == "running", or_(
-                JobRow.heartbeat_at.is_(None), JobRow.heartbeat_at < cutoff)).order_by(JobRow.created_at, JobRow.id)
-                              .with_for_update(skip_locked=True))
+            lapsed = or_(JobRow.heartbeat_at.is_(None), JobRow.heartbeat_at < cutoff)
+            rows = s.scalars(select(JobRow).where(JobRow.state == "running", lapsed)
+                             .order_by(JobRow.created_at, JobRow.id).with_for_update(skip_locked=True))
             for row in rows:
                 lost = f"attempt {row.attempts} was interrupted (its worker crashed or stopped)"
                 if row.cancel_requested:
@@ -310,11 +314,10 @@ class Store:
                 raise UnknownJob(f"no job {job_id}")
             row = ReviewRow(job_id=job_id, decision=decision, who=who, comment=comment, created_at=_now())
             s.add(row)
-        return Review(job_id=job_id, decision=decision, comment=comment, who=who, when=row.created_at)
+            return _review(row)
 
     def reviews(self, job_id: str) -> list[Review]:
         """Oldest first; the last one is the current decision."""
         with self._tx() as s:
             rows = s.scalars(select(ReviewRow).where(ReviewRow.job_id == job_id).order_by(ReviewRow.id))
-            return [Review(job_id=r.job_id, decision=r.decision, comment=r.comment, who=r.who, when=r.created_at)
-                    for r in rows]
+            return [_review(r) for r in rows]

@@ -36,7 +36,7 @@ _ANYWHERE = {"password", "passwd", "secret"}
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 MIN_SECRET_LEN = 6
 """Shorter configured values are not treated as secrets (replacing them everywhere would shred the trace)."""
-MIN_TAIL = 4
+MIN_TAIL = 6
 """A string ending with this many leading characters of a secret (a cut excerpt) has that tail redacted."""
 
 current_run: ContextVar[str | None] = ContextVar("patcher_run_id", default=None)

@@ -197,7 +197,6 @@ def child_env() -> dict[str, str]:
         "HOME": "/tmp",
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPYCACHEPREFIX": "/tmp/pycache",
         "PYTEST_ADDOPTS": "-p no:cacheprovider",
         "PYTHONUNBUFFERED": "1",
     }

@@ -126,6 +126,12 @@ class Trace:
                 written += os.write(self._fd, data[written:])
         return event
 
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         with self._lock:
             if self._fd is None:

@@ -135,15 +135,17 @@ def test_each_event_is_one_whole_line_on_disk_before_emit_returns(tmp_path: Path
 
 
 def test_run_id_is_in_the_context_and_copied_into_worker_threads(tmp_path: Path) -> None:
-    assert current_run_id() is None
-    trace = Trace(tmp_path / "t.jsonl", "ctx-run", Redactor(env={}))
-    assert current_run_id() == "ctx-run"
-    with ThreadPoolExecutor(2) as pool:
-        plain = pool.submit(current_run_id).result()
-        copied = pool.submit(contextvars.copy_context().run, current_run_id).result()
-    assert (plain, copied) == (None, "ctx-run")
-    trace.close()
-    assert current_run_id() is None
+    before = current_run_id()
+    with Trace(tmp_path / "t.jsonl", "ctx-run", Redactor(env={})) as trace:
+        assert current_run_id() == "ctx-run"
+        with ThreadPoolExecutor(2) as pool:
+            plain = pool.submit(current_run_id).result()
+            copied = pool.submit(contextvars.copy_context().run, current_run_id).result()
+        assert (plain, copied) == (None, "ctx-run")
+        trace.emit("probe")
+    assert current_run_id() == before
+    with pytest.raises(ValueError, match="is closed"):
+        trace.emit("late")
 
 
 CHILD = """

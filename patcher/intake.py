@@ -131,6 +131,8 @@ def _stage_tree(tree: Path, dest: Path) -> StagedRepo:
     _git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
     _git(dest, "add", "--all", "--force")
     _git(dest, "commit", "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
+    # One pack instead of a loose object per file: half the tar entries, and put_archive pays per entry.
+    _git(dest, "-c", "pack.window=0", "-c", "core.fsync=none", "repack", "-a", "-d", "-q")
     outside = [rel for rel in files if (dest / rel).is_symlink() and leaves_repo(rel, os.readlink(dest / rel))]
     for i in range(0, len(outside), 500):
         _git(dest, "update-index", "--skip-worktree", "--", *outside[i : i + 500])
@@ -162,6 +164,7 @@ def _make_tar(repo: Path, uid: int) -> bytes:
         name = info.name
         in_git = name == "repo/.git" or name.startswith("repo/.git/")
         info.uname = info.gname = ""
+        info.mtime = int(info.mtime)  # a fractional mtime costs a PAX header per entry
         if name == "repo":
             info.uid = info.gid = 0
             info.mode = 0o1777  # sticky: the sandbox user cannot rename or replace the root-owned .git

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import docker
@@ -97,16 +98,18 @@ class DockerSandbox:
         labels = owner_labels()
         name = f"patcher-{secrets.token_hex(6)}"
         try:
-            self.volume = self.client.volumes.create(
-                name=name, driver="local", labels=labels, driver_opts={
-                    "type": "tmpfs", "device": "tmpfs",
-                    "o": f"size={cfg.workspace_mb}m,uid={cfg.uid},gid={cfg.uid},mode=0700,nosuid,nodev"})
-            self.container = self.client.containers.create(name=name, **self._container_args(name, labels))
-            sock = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-            self._stream = _AttachStream(sock)
-            self.container.start()
-            # After start: the tmpfs volume is mounted only then; files put before would be hidden under it.
-            self.container.put_archive(WORKSPACE, staged.tar(cfg.uid))
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                tar = pool.submit(staged.tar, cfg.uid)  # built while Docker creates and starts the container
+                self.volume = self.client.volumes.create(
+                    name=name, driver="local", labels=labels, driver_opts={
+                        "type": "tmpfs", "device": "tmpfs",
+                        "o": f"size={cfg.workspace_mb}m,uid={cfg.uid},gid={cfg.uid},mode=0700,nosuid,nodev"})
+                self.container = self.client.containers.create(name=name, **self._container_args(name, labels))
+                sock = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+                self._stream = _AttachStream(sock)
+                self.container.start()
+                # After start: the tmpfs volume is mounted only then; files put before would be hidden under it.
+                self.container.put_archive(WORKSPACE, tar.result())
             self._channel = Channel(self._stream.send, self._stream.recv, cfg.backstop_s)
             self._channel.hello(cfg.allowlist, timeout_s=30)
         except docker.errors.ImageNotFound as e:

@@ -1,0 +1,146 @@
+"""Start-up and tool latency of the Docker sandbox on a ~5 MB repo, measured in one run.
+
+(a) bare: the same image and hardened settings (no workspace volume), create + attach + start until
+    `python3 -c 'print(1)'` prints, vs ready: DockerSandbox constructed (volume, container, tar built and
+    copied in, hello) and a first ping answered. Medians over RUNS interleaved runs; target ratio <= 1.6.
+(b) read_file round trip from the host, p50/p95 over 300 calls; target p50 <= 2 ms.
+(c) search_code (ripgrep over the whole repo) round trip, p50/p95 over 100 calls; target p50 <= 20 ms.
+
+    .venv/bin/python bench/sandbox.py [RUNS]
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# Run as a script, this file's directory leads sys.path and this module would shadow the `sandbox` package.
+if Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+import docker
+
+from patcher.config import SandboxConfig
+from patcher.intake import StagedRepo, stage_repo
+from patcher.sandbox.docker import DockerSandbox, _AttachStream, docker_client, require_image
+from sandbox.protocol import PingRequest, ReadFileRequest, SearchCodeRequest
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+           "PATH": "/usr/bin:/bin"}
+FILES, FUNCS = 440, 120  # 440 files of ~12 KB: ~5 MB
+
+
+def make_repo(path: Path) -> Path:
+    for n in range(FILES):
+        f = path / f"pkg{n % 20}" / f"mod_{n}.py"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(f'"""Module {n}."""\n\n' + "".join(
+            f"def func_{n}_{k}(value, scale={k}):\n    total = value * scale + {n * k}\n"
+            f"    return helper_{(n + k) % 97}(total)\n\n" for k in range(FUNCS)))
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *args], cwd=path, env=GIT_ENV, check=True, capture_output=True)
+    return path
+
+
+def bare_start(client: docker.DockerClient, cfg: SandboxConfig) -> float:
+    """Seconds from create to the first output of `python3 -c 'print(1)'`, hardened like the sandbox."""
+    args: dict[str, Any] = DockerSandbox._container_args(_Args(cfg), "unused", {})  # type: ignore[arg-type]
+    del args["volumes"], args["working_dir"]
+    args.update(command=["python3", "-c", "print(1)"], labels={"patcher.bench": "1"}, stdin_open=False)
+    started = time.perf_counter()
+    container = client.containers.create(**args)
+    try:
+        stream = _AttachStream(container.attach_socket(params={"stdout": 1, "stderr": 1, "stream": 1}))
+        container.start()
+        out = stream.recv(30)
+        elapsed = time.perf_counter() - started
+        stream.close()
+        assert out.strip() == b"1", out
+        return elapsed
+    finally:
+        container.remove(force=True)
+
+
+class _Args:
+    """Just enough of a DockerSandbox for _container_args."""
+
+    def __init__(self, cfg: SandboxConfig) -> None:
+        self.config, self.base_commit = cfg, "0" * 40
+
+
+def sandbox_ready(staged: StagedRepo, cfg: SandboxConfig, client: docker.DockerClient) -> float:
+    """Seconds from nothing (no tar built yet) to the first answered tool call."""
+    staged._tars.clear()
+    started = time.perf_counter()
+    with DockerSandbox(staged, cfg, client) as box:
+        assert box.call(PingRequest()).output == "pong"
+        return time.perf_counter() - started
+
+
+def latencies(box: DockerSandbox, requests: list[Any]) -> list[float]:
+    out = []
+    for request in requests:
+        started = time.perf_counter()
+        result = box.call(request)
+        out.append((time.perf_counter() - started) * 1000)
+        assert not result.is_error, result.output
+    return out
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def main(runs: int = 7) -> None:
+    client = docker_client()
+    cfg = SandboxConfig()
+    require_image(client, cfg.image)
+    with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:
+        repo = make_repo(Path(tmp) / "repo")
+        started = time.perf_counter()
+        staged = stage_repo(str(repo))
+        intake_ms = (time.perf_counter() - started) * 1000
+        try:
+            size = sum(f.stat().st_size for f in repo.rglob("*.py"))
+            print(f"repo: {len(staged.files)} files, {size / 2**20:.1f} MiB; intake (stage_repo) "
+                  f"{intake_ms:.0f} ms, not counted below")
+            bare_start(client, cfg), sandbox_ready(staged, cfg, client)  # warm-up, not counted
+            bare, ready = [], []
+            for _ in range(runs):
+                bare.append(bare_start(client, cfg))
+                ready.append(sandbox_ready(staged, cfg, client))
+            b, r = statistics.median(bare) * 1000, statistics.median(ready) * 1000
+            ratio = r / b
+            print(f"(a) start, median of {runs}: bare hardened run to first output {b:.0f} ms; sandbox ready "
+                  f"(volume, container, {len(staged.tar(cfg.uid)) / 2**20:.1f} MiB tar copied, hello, first "
+                  f"ping) {r:.0f} ms; ratio {ratio:.2f} (target <= 1.6) {verdict(ratio <= 1.6)}")
+            with DockerSandbox(staged, cfg, client) as box:
+                paths = [f"pkg{n % 20}/mod_{n}.py" for n in range(FILES)]
+                reads = [ReadFileRequest(paths[i % FILES], (i * 7) % 400 + 1, (i * 7) % 400 + 40)
+                         for i in range(300)]
+                read_ms = latencies(box, reads)
+                searches = [SearchCodeRequest(f"def func_{(i * 37) % FILES}_{i % FUNCS}\\b") for i in range(100)]
+                search_ms = latencies(box, searches)
+            p50, p95 = pct(read_ms, 50), pct(read_ms, 95)
+            print(f"(b) read_file, 300 calls of 40 lines: p50 {p50:.2f} ms, p95 {p95:.2f} ms "
+                  f"(target p50 <= 2 ms) {verdict(p50 <= 2)}")
+            p50, p95 = pct(search_ms, 50), pct(search_ms, 95)
+            print(f"(c) search_code over the whole repo, 100 calls: p50 {p50:.2f} ms, p95 {p95:.2f} ms "
+                  f"(target p50 <= 20 ms) {verdict(p50 <= 20)}")
+        finally:
+            staged.cleanup()
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:2]))

@@ -43,8 +43,9 @@ def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
     sys.stdout.flush()
     if not as_json:
         colour = "green" if result.status == "verified" else "red"
-        err.print(f"[{colour}]{result.status}[/] ({result.reason}): {result.message}", highlight=False)
-        err.print(f"trace: {result.trace}", highlight=False)
+        err.print(f"[{colour}]{result.status}[/] ({result.reason}): {result.message}", highlight=False,
+                  soft_wrap=True)
+        err.print(f"trace: {result.trace}", highlight=False, soft_wrap=True)
     raise typer.Exit(result.exit_code)
 
 
@@ -101,6 +102,21 @@ def verify_cmd(
     _emit(result, as_json, None)
 
 
+@app.command()
+def trace(
+    run_or_file: Annotated[str, typer.Argument(help="A trace .jsonl, a directory of traces, or a run id.")],
+    sql: Annotated[str | None, typer.Option("--sql", help="DuckDB SQL over a view named `events`.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Read a run's trace round by round (what went wrong, and when), or query traces with SQL."""
+    from .traceview import trace_command
+
+    try:
+        sys.stdout.write(trace_command(run_or_file, sql, as_json))
+    except PatcherError as e:
+        _fail(e)
+
+
 @image_app.command("build")
 def image_build(base: Annotated[str | None, typer.Option("--base", help="Base image (default: python slim, "
                                                           "or an offline Debian base where no registry answers).")]
@@ -123,4 +139,19 @@ def doctor() -> None:
     checks, code = run_doctor()
     for check in checks:
         typer.echo(check.line())
+    raise typer.Exit(code)
+
+
+@app.command()
+def gate(
+    patch: Annotated[Path, typer.Option("--patch", help="The diff to be merged.")],
+    attestation: Annotated[Path, typer.Option("--attestation", help="The signed record (DSSE envelope).")],
+    public_key: Annotated[Path, typer.Option("--public-key", help="PEM Ed25519 public key of the server.")],
+    require_approval: Annotated[bool, typer.Option("--require-approval", help="Also require an approval.")] = False,
+) -> None:
+    """Merge gate: exit 0 only when a valid signed record says this exact patch was verified."""
+    from .gate import run_gate
+
+    code, line = run_gate(patch, attestation, public_key, require_approval)
+    typer.echo(line, err=code != 0)
     raise typer.Exit(code)

@@ -1,0 +1,180 @@
+"""Repair without a model: one-statement fix candidates from fix templates (SapFix/TBar style).
+
+`candidates(parsed, repo)` walks the traceback's repo frames innermost first, then their callers; in a
+frame the failing line, then its neighbours (±1, ±2, inside the same function); on each line every
+template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
+the bodies of the repo functions called on its failing line come last. Each candidate is a git-style
+diff against the file as it is in `repo`; one whose result does not compile, that repeats an earlier
+result, or that would edit a test file is dropped. Pure host-side: reads files, runs nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from patcher.frames import map_frames
+from patcher.tracebacks import ExceptionInfo, Frame, ParsedTraceback
+
+from .edits import git_diff
+from .guards import empty_guard, missing_return, none_guard
+from .names import wrong_name
+from .site import Fix, RepoView, Site, innermost, is_test_path
+from .templates import comparison, dict_get, off_by_one, operator_swap, swap_args
+
+__all__ = ["TEMPLATES", "Candidate", "Stats", "candidates", "is_test_path"]
+
+TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
+    ("name", wrong_name),
+    ("dict_get", dict_get),
+    ("missing_return", missing_return),
+    ("none_guard", none_guard),
+    ("comparison", comparison),
+    ("off_by_one", off_by_one),
+    ("operator", operator_swap),
+    ("swap_args", swap_args),
+    ("empty_guard", empty_guard),
+)
+NEIGHBOURS = (0, -1, 1, -2, 2)
+MAX_CALLEE_LINES = 60
+_UNSAFE_PATH = re.compile(r'[\x00-\x1f\x7f"\\]')
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: str
+    line: int
+    template: str
+    description: str
+    diff: str
+
+
+@dataclass
+class Stats:
+    """How a `candidates` run went, filled in as its iterator advances."""
+
+    generated: int = 0
+    """Candidates yielded."""
+    frames: int = 0
+    """Distinct repo frames (file, line) looked at."""
+    sites: int = 0
+    """Lines the templates ran on."""
+    duplicates: int = 0
+    """Fixes whose resulting file text an earlier candidate already had."""
+    not_compiling: int = 0
+    """Fixes whose result does not compile."""
+    test_files: int = 0
+    """Fixes that would edit a test file (verification refuses those)."""
+    limit_reached: bool = False
+    """Stopped at `limit`: more candidates may exist."""
+    seconds: float = 0.0
+    """Time spent generating, not counting the consumer's time between candidates."""
+
+
+def candidates(
+    parsed: ParsedTraceback, repo: Path, limit: int = 200, stats: Stats | None = None
+) -> Iterator[Candidate]:
+    """Fix candidates for the traceback, at most `limit`, in a deterministic order (see module doc)."""
+    stats = stats if stats is not None else Stats()
+    seen: set[tuple[str, bytes]] = set()
+    clock: float | None = time.perf_counter()
+    try:
+        if limit <= 0:
+            stats.limit_reached = True
+            return
+        for site in _sites(RepoView(Path(repo)), parsed, stats):
+            for template, make in TEMPLATES:
+                for fix in make(site):
+                    if (candidate := _candidate(fix, template, seen, stats)) is None:
+                        continue
+                    stats.generated += 1
+                    stats.seconds += time.perf_counter() - (clock or 0.0)
+                    clock = None
+                    yield candidate
+                    clock = time.perf_counter()
+                    if stats.generated >= limit:
+                        stats.limit_reached = True
+                        return
+    finally:
+        if clock is not None:
+            stats.seconds += time.perf_counter() - clock
+
+
+def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats) -> Candidate | None:
+    path = fix.src.path
+    if is_test_path(path):
+        stats.test_files += 1
+        return None
+    new = fix.src.apply(list(fix.edits))
+    if new is None or new == fix.src.text or _UNSAFE_PATH.search(path):
+        return None
+    key = (path, hashlib.sha256(new.encode()).digest())
+    if key in seen:
+        stats.duplicates += 1
+        return None
+    seen.add(key)
+    if not _compiles(new, path):
+        stats.not_compiling += 1
+        return None
+    return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new))
+
+
+def _compiles(text: str, path: str) -> bool:
+    """Parses and compiles (so `continue` outside a loop, `return` outside a function are caught too)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(text, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
+
+
+def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats) -> Iterator[Site]:
+    frames, exc = _repo_frames(map_frames(parsed, view.files))
+    done: set[tuple[str, int]] = set()
+    for frame in frames:
+        assert frame.repo_path is not None
+        src = view.source(frame.repo_path)
+        if (frame.repo_path, frame.line) in done or src is None or not 1 <= frame.line <= src.line_count:
+            continue
+        stats.frames += 1
+        func = innermost(src.tree, frame.line, ast.FunctionDef | ast.AsyncFunctionDef)
+        lo, hi = (func.lineno, func.end_lineno or func.lineno) if func else (1, src.line_count)  # type: ignore[attr-defined]
+        for line in (frame.line + d for d in NEIGHBOURS):
+            if lo <= line <= hi and (src.path, line) not in done:
+                done.add((src.path, line))
+                stats.sites += 1
+                yield Site(src, line, exc, view)
+    if frames and is_test_path(frames[0].repo_path or "") and (src := view.source(frames[0].repo_path or "")):
+        yield from _callee_sites(Site(src, frames[0].line, exc, view), done, stats)
+
+
+def _callee_sites(test: Site, done: set[tuple[str, int]], stats: Stats) -> Iterator[Site]:
+    """Every line of each repo function the failing test line calls (its own code is not to be edited)."""
+    names = [c.func.id if isinstance(c.func, ast.Name) else c.func.attr
+             for c in test.nodes(ast.Call) if isinstance(c.func, ast.Name | ast.Attribute)]
+    for name in dict.fromkeys(names):
+        for src, func in test.repo.defs(name):
+            if is_test_path(src.path) or not func.body:
+                continue
+            first = func.body[0].lineno
+            for line in range(first, min(func.end_lineno or first, first + MAX_CALLEE_LINES - 1) + 1):
+                if (src.path, line) not in done and line in src.by_line:
+                    done.add((src.path, line))
+                    stats.sites += 1
+                    yield Site(src, line, test.exc, test.repo)
+
+
+def _repo_frames(parsed: ParsedTraceback) -> tuple[list[Frame], ExceptionInfo | None]:
+    """Repo frames innermost first and their exception; from a chained traceback if the primary has none."""
+    for frames, exc in [(parsed.frames, parsed.exception), *reversed(parsed.chain)]:
+        if inside := [f for f in reversed(frames) if not f.external and f.repo_path]:
+            return inside, exc or parsed.exception
+    return [], parsed.exception

@@ -16,11 +16,11 @@ class Limits(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_rounds: int = Field(30, ge=1, description="Model calls allowed in one run.")
-    max_cost_usd: float | None = Field(None, gt=0, description="Spend allowed; None means no cost limit.")
-    timeout_s: float = Field(900.0, gt=0, description="Wall-clock seconds allowed for the agent phase.")
-    repeat_limit: int = Field(3, ge=2, description="The Nth identical call with an unchanged result stops the run.")
-    context_tokens: int = Field(48_000, ge=2_000, description="Estimated prompt size the history is kept under.")
+    max_rounds: int = Field(default=30, ge=1, description="Model calls allowed in one run.")
+    max_cost_usd: float | None = Field(default=None, gt=0, description="Spend allowed; None means no cost limit.")
+    timeout_s: float = Field(default=900.0, gt=0, description="Wall-clock seconds allowed for the agent phase.")
+    repeat_limit: int = Field(default=3, ge=2, description="The Nth same call with an unchanged result stops the run.")
+    context_tokens: int = Field(default=48_000, ge=2_000, description="Estimated prompt size kept under.")
 
 
 def call_key(tool: str, args: Any) -> str:

@@ -14,7 +14,6 @@ import email.utils
 import itertools
 import json
 import math
-import os
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -23,91 +22,15 @@ from typing import Any, Literal, Protocol, TypeVar
 
 import openai
 import tenacity
-from openai.types.chat import ChatCompletion
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
-from patcher.errors import BadInput, ModelError, ModelUnreachable
+from patcher.errors import ModelError, ModelUnreachable
+from patcher.model_config import ModelConfig as ModelConfig
 
 T = TypeVar("T")
 Stop = Literal["finished", "wants_tool", "cut_off", "blocked", "unknown"]
 
-DEFAULT_PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-}
-_PLACEHOLDER = re.compile(
-    r"(sk-)?(\.\.\.+|x{3,}|changeme|change[-_ ]?me|replace[-_ ]?me|placeholder|todo|<.*>|your[-_ ].*)",
-    re.IGNORECASE)
 _DATE_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
-
-
-class ModelConfig(BaseModel):
-    """Which model to ask, where, and how patiently."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    model: str = "gpt-4o-mini"
-    """Model name sent with each request (env PATCHER_MODEL)."""
-    base_url: str | None = None
-    """OpenAI-compatible endpoint, e.g. http://localhost:8000/v1; None means api.openai.com (env OPENAI_BASE_URL)."""
-    api_key: SecretStr | None = None
-    """Bearer key (env OPENAI_API_KEY); placeholders are refused; unset means "unused" for a local server."""
-    max_tokens: int = Field(default=4096, gt=0)
-    """Cap on the tokens of one reply."""
-    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
-    """Request field that carries max_tokens (newer OpenAI models accept only the second)."""
-    timeout_s: float = Field(default=60.0, gt=0)
-    """Deadline of one HTTP attempt."""
-    max_retries: int = Field(default=4, ge=0)
-    """Retries after the first attempt, on 429, 5xx, timeouts and connection errors."""
-    retry_initial_s: float = Field(default=1.0, ge=0)
-    """First backoff delay; it doubles each retry, plus up to as much again of jitter."""
-    retry_max_s: float = Field(default=20.0, ge=0)
-    """Longest backoff delay."""
-    retry_after_cap_s: float = Field(default=30.0, ge=0)
-    """Longest wait a Retry-After header may ask for."""
-    prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
-    """Model -> (USD per 1M input tokens, USD per 1M output tokens); models not here cost None."""
-
-    @model_validator(mode="after")
-    def _check_endpoint_and_key(self) -> ModelConfig:
-        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base URL {self.base_url!r} must start with http:// or https://")
-        key = self.api_key.get_secret_value().strip() if self.api_key else ""
-        if _PLACEHOLDER.fullmatch(key):
-            raise ValueError("OPENAI_API_KEY looks like a placeholder; set the real key "
-                             "(or leave it unset for a local server that needs none)")
-        if not key:
-            if self.base_url is None or "api.openai.com" in self.base_url:
-                raise ValueError("OPENAI_API_KEY is not set; api.openai.com needs a key "
-                                 "(or set OPENAI_BASE_URL to a local server)")
-            self.api_key = SecretStr("unused")
-        return self
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ModelConfig:
-        """Settings from PATCHER_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY; overrides that are not None win.
-
-        Raises BadInput with one line saying what is wrong.
-        """
-        env = os.environ if env is None else env
-        names = {"model": "PATCHER_MODEL", "base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"}
-        values: dict[str, Any] = {field: env.get(var) for field, var in names.items()}
-        values = {k: v for k, v in values.items() if v} | {k: v for k, v in overrides.items() if v is not None}
-        try:
-            return cls(**values)
-        except ValidationError as e:
-            problems = "; ".join(_describe(err) for err in e.errors())
-            raise BadInput(f"model settings: {problems}") from e
-
-
-def _describe(err: Any) -> str:
-    where = ".".join(str(p) for p in err["loc"])
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return f"{where}: {msg}" if where else msg
 
 
 @dataclass(frozen=True)
@@ -210,9 +133,6 @@ class OpenAIModel:
             kwargs |= {"tools": tools, "tool_choice": "auto"}
         started = time.monotonic()
         response, attempts = self._call(lambda: self._client.chat.completions.create(**kwargs))
-        if not isinstance(response, ChatCompletion) or not response.choices:
-            raise ModelError(f"model endpoint {self.base_url} did not answer like a chat-completions API "
-                             f"(no choices in the response)")
         return self._reply(response, messages, tools, round((time.monotonic() - started) * 1000, 2),
                            attempts)
 
@@ -257,36 +177,51 @@ class OpenAIModel:
 
     def _reply(self, response: ChatCompletion, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                duration_ms: float, attempts: int) -> ModelReply:
-        choice = response.choices[0]
-        msg = choice.message
+        """The reply, read defensively: the client does not validate, and servers send odd shapes."""
+        choices = response.choices if isinstance(response, ChatCompletion) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        msg = getattr(choice, "message", None)
+        if not isinstance(msg, ChatCompletionMessage) or not isinstance(msg.tool_calls, list | None):
+            raise ModelError(f"model endpoint {self.base_url} did not answer like a chat-completions API "
+                             f"(no choice with a message in the response)")
         calls = []
         for tc in msg.tool_calls or []:
             fn = getattr(tc, "function", None)
-            args = getattr(fn, "arguments", "")
-            calls.append(ToolCall(id=tc.id or f"call_missing_{next(self._missing_ids)}",
-                                  name=str(getattr(fn, "name", "") or ""),
-                                  arguments_raw=args if isinstance(args, str) else json.dumps(args)))
-        message: dict[str, Any] = {"role": "assistant", "content": msg.content}
+            args = getattr(fn, "arguments", None)
+            calls.append(ToolCall(id=str(getattr(tc, "id", None) or f"call_missing_{next(self._missing_ids)}"),
+                                  name=str(getattr(fn, "name", None) or ""),
+                                  arguments_raw=args if isinstance(args, str) else "" if args is None
+                                  else json.dumps(args, default=str)))
+        content = _text(msg.content)
+        message: dict[str, Any] = {"role": "assistant", "content": content if content is not None or calls else ""}
         if calls:
             message["tool_calls"] = [{"id": c.id, "type": "function",
                                       "function": {"name": c.name, "arguments": c.arguments_raw}}
                                      for c in calls]
-        elif msg.content is None:
-            message["content"] = ""
         usage = response.usage
-        if usage is not None:
-            tokens_in, tokens_out = usage.prompt_tokens or 0, usage.completion_tokens or 0
-        else:
-            tokens_in = estimate_tokens(messages) + math.ceil(len(json.dumps(tools)) / 4)
-            tokens_out = estimate_tokens([message])
-        model = response.model or self.config.model
-        finish = choice.finish_reason
+        counts = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        estimated = not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
+        if estimated:
+            counts = (estimate_tokens(messages) + math.ceil(len(json.dumps(tools)) / 4), estimate_tokens([message]))
+        tokens_in, tokens_out = int(counts[0] or 0), int(counts[1] or 0)
+        model = response.model if isinstance(response.model, str) and response.model else self.config.model
+        raw = getattr(choice, "finish_reason", None)
+        finish = raw if isinstance(raw, str | None) else str(raw)
         return ModelReply(
-            content=msg.content, tool_calls=calls, stop_raw=finish, stop=normalise_stop(finish, bool(calls)),
+            content=content, tool_calls=calls, stop_raw=finish, stop=normalise_stop(finish, bool(calls)),
             tokens_in=tokens_in, tokens_out=tokens_out,
             cost_usd=price(self.config.prices, [model, self.config.model], tokens_in, tokens_out),
-            duration_ms=duration_ms, model=model, message=message, tokens_estimated=usage is None,
+            duration_ms=duration_ms, model=model, message=message, tokens_estimated=estimated,
             attempts=attempts)
+
+
+def _text(content: Any) -> str | None:
+    """Message content as text: a list of parts (some servers send one) is joined; anything else is str()."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
 
 
 def _retryable(error: BaseException) -> bool:

@@ -134,3 +134,9 @@ def test_prompt_templates_refuse_a_missing_variable() -> None:
     with pytest.raises(jinja2.UndefinedError):
         prompts.render("task", traceback="Traceback …")
     assert prompts.render("observation", is_error=True, text="no such file") == "[error] no such file"
+
+
+def test_a_malformed_answer_mid_run_is_a_model_error(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([*reads(1), http_error(200, {"choices": [{"index": 0, "message": None}]})])
+    assert (r.result.reason, r.result.rounds, r.result.tool_calls) == ("model_error", 1, 1)
+    assert "did not answer like a chat-completions API" in r.result.message

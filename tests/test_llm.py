@@ -259,3 +259,30 @@ def test_openai_without_key_and_bad_fields_refused() -> None:
         ModelConfig.from_env({"OPENAI_BASE_URL": "localhost:8000"})
     with pytest.raises(BadInput, match="max_tokens"):
         ModelConfig.from_env({"OPENAI_API_KEY": "sk-real"}, max_tokens=0)
+
+
+@pytest.mark.parametrize("body", ["Internal error", {"error": {"message": "boom"}}, {"choices": "nope"},
+                                  {"choices": []}, {"choices": [{"index": 0, "message": None}]},
+                                  {"choices": [{"index": 0, "message": "hi", "finish_reason": "stop"}]},
+                                  {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": "x"}}]}],
+                         ids=["text", "error_body", "choices_str", "no_choices", "null_message", "str_message",
+                              "str_tool_calls"])
+def test_an_answer_without_a_usable_message_is_a_model_error(server: ScriptedModelServer, model: OpenAIModel,
+                                                             body: dict[str, Any] | str) -> None:
+    server.add(http_error(200, body))
+    with pytest.raises(ModelError, match="did not answer like a chat-completions API"):
+        model.complete(USER, TOOLS)
+
+
+def test_odd_but_usable_shapes_are_read(server: ScriptedModelServer, model: OpenAIModel) -> None:
+    message = {"role": "assistant", "content": [{"type": "text", "text": "Let me "}, {"type": "text", "text": "look."}],
+               "tool_calls": [{"id": "a", "function": {"name": "read_file", "arguments": {"path": "x"}}},
+                              {"type": "function", "function": {"name": "git_diff"}}]}
+    usage = {"prompt_tokens": "12", "completion_tokens": None}
+    server.add(http_error(200, {"model": 7, "choices": [{"index": 0, "message": message, "finish_reason": 5}],
+                                "usage": usage}))
+    r = model.complete(USER, TOOLS)
+    assert (r.content, r.stop_raw, r.stop, r.model) == ("Let me look.", "5", "unknown", "scripted-model")
+    assert [(c.id, c.name, c.arguments_raw) for c in r.tool_calls] == [
+        ("a", "read_file", '{"path": "x"}'), ("call_missing_1", "git_diff", "")]
+    assert r.tokens_estimated and r.tokens_in >= estimate_tokens(USER) and isinstance(r.tokens_out, int)

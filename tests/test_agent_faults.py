@@ -140,3 +140,15 @@ def test_a_malformed_answer_mid_run_is_a_model_error(run_agent: Callable[..., Ru
     r = run_agent([*reads(1), http_error(200, {"choices": [{"index": 0, "message": None}]})])
     assert (r.result.reason, r.result.rounds, r.result.tool_calls) == ("model_error", 1, 1)
     assert "did not answer like a chat-completions API" in r.result.message
+
+
+def test_events_are_written_as_they_happen(run_agent: Callable[..., Run], tmp_path: Path) -> None:
+    seen: list[list[str]] = []
+
+    def look(body: dict[str, Any]) -> Step:
+        seen.append([e["type"] for e in read_events(tmp_path / "trace.jsonl")])
+        return reply("done")
+
+    r = run_agent([*reads(1), look])
+    assert r.result.reason == "finished"
+    assert seen == [["model_call", "tool_call"]]  # on disk while the model was still being asked

@@ -286,3 +286,12 @@ def test_odd_but_usable_shapes_are_read(server: ScriptedModelServer, model: Open
     assert [(c.id, c.name, c.arguments_raw) for c in r.tool_calls] == [
         ("a", "read_file", '{"path": "x"}'), ("call_missing_1", "git_diff", "")]
     assert r.tokens_estimated and r.tokens_in >= estimate_tokens(USER) and isinstance(r.tokens_out, int)
+
+
+def test_out_of_credit_is_not_retried(server: ScriptedModelServer, model: OpenAIModel) -> None:
+    body = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
+                      "code": "insufficient_quota"}}
+    server.add(http_error(429, body), reply("never"))
+    with pytest.raises(ModelError, match="HTTP 429 after 1 attempt"):
+        model.complete(USER, TOOLS)
+    assert server.remaining == 1

@@ -116,13 +116,14 @@ def test_every_candidate_applies_compiles_and_is_unique(tmp_path: Path) -> None:
             assert apply(repo, c, check=True).returncode == 0, c
             new = patched(repo, c)
             ast.parse(new)
+            assert new == c.new_text
             assert new not in texts
             texts.add(new)
 
 
 def patched(repo: Path, c: Candidate) -> str:
     assert apply(repo, c).returncode == 0
-    new = (repo / c.path).read_text()
+    new = (repo / c.path).read_bytes().decode()
     git(repo, "checkout", "-q", "--", c.path)
     return new
 

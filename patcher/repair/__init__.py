@@ -16,7 +16,7 @@ import re
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from patcher.frames import map_frames
@@ -53,6 +53,8 @@ class Candidate:
     template: str
     description: str
     diff: str
+    new_text: str = field(repr=False)
+    """The whole file after the fix (what `diff` makes of the file in the repo)."""
 
 
 @dataclass
@@ -122,7 +124,7 @@ def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Sta
     if not _compiles(new, path):
         stats.not_compiling += 1
         return None
-    return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new))
+    return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new)
 
 
 def _compiles(text: str, path: str) -> bool:

@@ -137,10 +137,30 @@ def _lines(text: str) -> list[str]:
 
 
 def git_diff(path: str, old: str, new: str) -> str:
-    """A git-style unified diff (3 lines of context) that `git apply` accepts."""
-    out = [f"diff --git a/{path} b/{path}\n"]
-    for i, line in enumerate(difflib.unified_diff(_lines(old), _lines(new), f"a/{path}", f"b/{path}", lineterm="\n")):
-        if i >= 2 and not line.endswith("\n"):
-            line += "\n\\ No newline at end of file\n"
-        out.append(line)
-    return "".join(out)
+    """A git-style unified diff, one hunk with 3 lines of context, that `git apply` accepts.
+
+    The hunk spans the first to the last changed line (edits are local; files may be big); only that
+    span goes through difflib.
+    """
+    a, b = _lines(old), _lines(new)
+    prefix = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    room = min(len(a), len(b)) - prefix
+    suffix = next((i for i in range(room) if a[-1 - i] != b[-1 - i]), room)
+    a_mid, b_mid = a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
+    before = a[max(0, prefix - _CONTEXT) : prefix]
+    after = a[len(a) - suffix : len(a) - suffix + _CONTEXT]
+    body = [" " + line for line in before]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes():
+        if tag == "equal":
+            body += [" " + line for line in a_mid[i1:i2]]
+        else:
+            body += ["-" + line for line in a_mid[i1:i2]] + ["+" + line for line in b_mid[j1:j2]]
+    body += [" " + line for line in after]
+    start = prefix - len(before)
+    n_old, n_new = len(before) + len(a_mid) + len(after), len(before) + len(b_mid) + len(after)
+    head = f"@@ -{start + (n_old > 0)},{n_old} +{start + (n_new > 0)},{n_new} @@\n"
+    lines = [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in body]
+    return "".join([f"diff --git a/{path} b/{path}\n", f"--- a/{path}\n", f"+++ b/{path}\n", head, *lines])
+
+
+_CONTEXT = 3

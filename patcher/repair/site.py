@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import UnionType
 
 from patcher.tracebacks import ExceptionInfo
 
@@ -38,6 +39,7 @@ class RepoView:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._sources: dict[str, Source | None] = {}
+        self._texts: dict[str, str | None] = {}
 
     @cached_property
     def files(self) -> list[str]:
@@ -57,10 +59,17 @@ class RepoView:
 
     def source(self, rel: str) -> Source | None:
         if rel not in self._sources:
-            self._sources[rel] = self._read(rel)
+            text = self.text(rel)
+            self._sources[rel] = Source.parse(rel, text) if text is not None else None
         return self._sources[rel]
 
-    def _read(self, rel: str) -> Source | None:
+    def text(self, rel: str) -> str | None:
+        """The file's text if it is a regular UTF-8 file under the size cap reached through no symlink."""
+        if rel not in self._texts:
+            self._texts[rel] = self._read(rel)
+        return self._texts[rel]
+
+    def _read(self, rel: str) -> str | None:
         parts = rel.split("/")
         if not rel or any(p in ("", ".", "..") for p in parts):
             return None
@@ -79,7 +88,7 @@ class RepoView:
             text = path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        return Source.parse(rel, text) if not text.startswith("\ufeff") else None
+        return None if text.startswith("\ufeff") else text
 
     def defs(self, name: str, first: Source | None = None) -> Iterator[tuple[Source, Func]]:
         """Functions and methods called `name`: in `first` (the frame's own file), then other repo modules."""
@@ -106,8 +115,8 @@ class RepoView:
         return None
 
     def _if_matches(self, rel: str, pattern: re.Pattern[str]) -> Source | None:
-        src = self.source(rel)
-        return src if src and pattern.search(src.text) else None
+        text = self.text(rel)
+        return self.source(rel) if text and pattern.search(text) else None
 
 
 @dataclass(frozen=True)
@@ -148,7 +157,8 @@ class Site:
         return innermost(self.src.tree, self.line, ast.stmt)  # type: ignore[return-value]
 
 
-def innermost(tree: ast.AST, line: int, kind: type | tuple[type, ...]) -> ast.AST | None:
+def innermost(tree: ast.AST, line: int, kind: type | UnionType) -> ast.AST | None:
+    """The deepest node of `kind` whose lines (decorators included) hold `line`."""
     found, node = None, tree
     while True:
         inner = next((c for c in ast.iter_child_nodes(node) if _holds(c, line)), None)

@@ -8,11 +8,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.protocol import DEFAULT_ALLOWLIST
 
+from . import offline
 from .agent import Agent, AgentResult
 from .config import SandboxConfig
 from .errors import BadInput, PatcherError
@@ -31,10 +33,18 @@ from .tracebacks import ParsedTraceback, parse_traceback
 from .verify import Baseline, OpenBox, Verification, run_baseline, verify
 
 Progress = Callable[[str], None]
+AUTO_LIMIT = 40
+AUTO_BUDGET_S = 45.0
+"""In auto mode the offline engine gets a small budget before the agent takes over."""
 
 
 def patcher_home() -> Path:
     return Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
+
+
+def model_in_env() -> bool:
+    """Whether the environment names a model endpoint (a key, a base URL or a model)."""
+    return any(os.environ.get(v) for v in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PATCHER_MODEL"))
 
 
 class JobSpec(BaseModel):
@@ -52,6 +62,11 @@ class JobSpec(BaseModel):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Container settings.")
     secrets: list[str] = Field(default_factory=list, description="Values to redact from the trace.")
     trace_dir: Path | None = Field(None, description="Where the JSONL trace goes; default PATCHER_HOME/runs.")
+    engine: Literal["agent", "offline", "auto"] | None = Field(
+        None, description="Who proposes the fix: the model, fix templates, or templates first (default: auto "
+        "when a model is configured, else offline).")
+    offline_limit: int = Field(200, ge=0, description="Most template candidates the offline engine tries.")
+    offline_budget_s: float = Field(120.0, gt=0, description="Seconds the offline engine may spend trying them.")
 
 
 def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None) -> JobResult:
@@ -68,13 +83,20 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
         job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress)
         if isinstance(job, JobResult):
             return job
+        engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
+        tried = 0
+        if engine != "agent":
+            found = _offline(spec, job, staged, trace, progress, engine)
+            if isinstance(found, JobResult):
+                return found
+            tried = found
         llm = llm or OpenAIModel(model or ModelConfig.from_env())
         progress("agent at work in the sandbox")
         with job.open_box(staged) as box:
             agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox))
             outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
             diff = diff_of(box)
-        summary = _summary(outcome)
+        summary = _summary(outcome, tried)
         if not diff.strip():
             reason = "no_change" if outcome.reason == "finished" else outcome.reason
             return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary)
@@ -188,13 +210,43 @@ def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str
     return f"`{repro}` failed on the base code, but not with {exc_type}; the crash does not reproduce"
 
 
+def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progress: Progress, engine: str
+             ) -> JobResult | int:
+    """The offline engine's ending, or (auto mode, nothing verified) how many candidates it tried."""
+    if job.parsed is None or job.repro is None or job.base.repro is None:
+        if engine == "auto":
+            return 0
+        return _finish(trace, staged, "not_reproduced", "the offline engine needs a reproduction: pass --test CMD "
+                       "(or a pytest traceback naming the failing test)", agent=AgentSummary(engine="offline"))
+    small = engine == "auto"
+    limit = min(spec.offline_limit, AUTO_LIMIT) if small else spec.offline_limit
+    budget_s = min(spec.offline_budget_s, AUTO_BUDGET_S) if small else spec.offline_budget_s
+    progress("offline engine: trying fix templates against the reproduction")
+    with job.open_box(staged) as box:
+        found = offline.search(box, job.parsed, staged.path, job.repro, job.base.repro, job.suite_command,
+                               job.base.suite, limit=limit, budget_s=budget_s)
+    trace.emit("offline", tried=found.tried, generated=found.generated, stopped=found.stopped,
+               seconds=round(found.seconds, 3), template=found.candidate.template if found.candidate else None)
+    summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried)
+    if found.diff:
+        progress("verifying the diff in fresh containers")
+        ver = _verify(job, staged, found.diff, trace)
+        if ver.status == "verified" or not small:
+            return _finish(trace, staged, ver.reason, f"{found.summary()}; {ver.message}", diff=found.diff,
+                           files_changed=ver.files_changed, verification=ver.as_json(), agent=summary)
+    elif not small:
+        return _finish(trace, staged, "no_change", found.summary(), agent=summary)
+    return found.tried
+
+
 def _allowlist(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:
     return DEFAULT_ALLOWLIST + tuple(tuple(p) for p in cfg.allowlist)
 
 
-def _summary(outcome: AgentResult) -> AgentSummary:
+def _summary(outcome: AgentResult, offline_tried: int) -> AgentSummary:
     return AgentSummary(rounds=outcome.rounds, tool_calls=outcome.tool_calls, stop=outcome.reason,
-                        tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd)
+                        tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd,
+                        engine="auto" if offline_tried else "agent", candidates_tried=offline_tried)
 
 
 def _finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,

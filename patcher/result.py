@@ -25,6 +25,10 @@ class AgentSummary:
     stop: str = "not_run"
     tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0})
     cost_usd: float | None = 0.0
+    engine: str = "agent"
+    """agent, offline, or auto (offline candidates tried first, then the agent)."""
+    candidates_tried: int = 0
+    """Template candidates the offline engine checked against the reproduction."""
 
 
 @dataclass

@@ -94,7 +94,7 @@ def _with_options(argv: list[str], options: list[str]) -> list[str]:
     return argv + options
 
 
-def run_tests(box: Sandbox, command: str, name: str) -> TestRun:
+def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = None) -> TestRun:
     """Run `command` in the box and decide from exit code and report what it proved."""
     started = time.monotonic()
     try:
@@ -109,7 +109,7 @@ def run_tests(box: Sandbox, command: str, name: str) -> TestRun:
                                     "-p", "no:cacheprovider", "--continue-on-collection-errors"])
     elif kind == "unittest" and "-v" not in argv:
         argv = [*argv[:3], "-v", *argv[3:]]
-    result = box.call(RunTestRequest(command=shlex.join(argv)))
+    result = box.call(RunTestRequest(command=shlex.join(argv)), deadline_s)
     output = result.output
     run = TestRun(command, result.exit_code, result.timed_out, False, output_tail=output[-OUTPUT_TAIL:],
                   failure_text=output[-64 * 1024:])

@@ -1,0 +1,81 @@
+"""The offline engine end to end on real Docker, no model: each bundled template example ends `verified`,
+and a bug no template fixes ends `not_verified` with the number of candidates tried."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from patcher.config import SandboxConfig
+from patcher.pipeline import JobSpec, run_job
+from patcher.testing import ScriptedModelServer, reply
+from tests.helpers import git
+
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples/offline"
+TEMPLATES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "traceback.txt").exists() and p.name != "no_template")
+
+
+def example(name: str, tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / name
+    shutil.copytree(EXAMPLES / name, repo, ignore=shutil.ignore_patterns("traceback.txt", "__pycache__"))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "example")
+    return repo, (EXAMPLES / name / "traceback.txt").read_text()
+
+
+def spec(repo: Path, traceback: str, image: str, tmp_path: Path, **kw: object) -> JobSpec:
+    return JobSpec(repo=str(repo), traceback=traceback, sandbox=SandboxConfig(image=image, test_timeout_s=60),
+                   trace_dir=tmp_path / "runs", **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_each_template_example_is_verified_without_a_model(
+        name: str, sandbox_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PATCHER_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    repo, traceback = example(name, tmp_path)
+    result = run_job(spec(repo, traceback, sandbox_image, tmp_path))
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    assert result.agent.engine == "offline" and result.agent.candidates_tried >= 1
+    assert result.agent.tokens == {"input": 0, "output": 0}
+    assert f"({name} at " in result.message
+    (tmp_path / "fix.diff").write_text(result.diff or "")
+    git(repo, "apply", str(tmp_path / "fix.diff"))
+    after = subprocess.run([str(ROOT / ".venv/bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                           cwd=repo, capture_output=True, text=True,
+                           env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert after.returncode == 0, after.stdout
+
+
+def test_a_bug_no_template_fixes_is_not_verified_with_the_count(sandbox_image: str, tmp_path: Path) -> None:
+    repo, traceback = example("no_template", tmp_path)
+    result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="offline"))
+    assert (result.status, result.reason, result.diff) == ("not_verified", "no_change", None)
+    assert result.agent.candidates_tried >= 1
+    assert f"{result.agent.candidates_tried} candidate(s) tried" in result.message
+
+
+def test_auto_hands_over_to_the_agent_when_no_template_fits(sandbox_image: str, tmp_path: Path) -> None:
+    repo, traceback = example("no_template", tmp_path)
+    fix = ("edit_file", {"path": "timeparse/duration.py", "old_text": "total += int(number) * UNITS[ch]",
+                         "new_text": "total += int(number) * UNITS[ch]\n            number = \"\""})
+    with ScriptedModelServer([reply(None, [fix]), reply("done")]) as server:
+        result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="auto", model=server.model_config()))
+    assert result.agent.engine == "auto" and result.agent.candidates_tried >= 1
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+
+
+def test_offline_needs_a_reproduction(sandbox_image: str, tmp_path: Path) -> None:
+    repo, _ = example("off_by_one", tmp_path)
+    plain = ('Traceback (most recent call last):\n  File "/srv/app/seq/pairs.py", line 6, in pairs\n'
+             "IndexError: list index out of range\n")
+    result = run_job(spec(repo, plain, sandbox_image, tmp_path, engine="offline"))
+    assert result.reason == "not_reproduced" and "--test" in result.message

@@ -57,6 +57,8 @@ def fix(
     ref: Annotated[str | None, typer.Option("--ref", help="Commit, branch or tag (default: the work tree).")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Model name (env PATCHER_MODEL).")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
+    engine: Annotated[str | None, typer.Option("--engine", help="agent | offline | auto (default: auto when a "
+                                                "model is configured, else offline).")] = None,
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1)] = 30,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="USD.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Agent wall-clock seconds.")] = 900.0,
@@ -65,12 +67,15 @@ def fix(
 ) -> None:
     """Repair the crash; print the diff only when the repository's tests prove it."""
     from .llm import ModelConfig
-    from .pipeline import JobSpec, run_job
+    from .pipeline import JobSpec, model_in_env, run_job
 
     try:
+        if engine not in (None, "agent", "offline", "auto"):
+            raise BadInput(f"--engine must be agent, offline or auto, not {engine!r}")
         text = _read_input(traceback, "traceback")
-        config = ModelConfig.from_env(model=model, base_url=base_url)
-        spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, model=config,
+        wants_model = engine in ("agent", "auto") or (engine is None and (model_in_env() or model or base_url))
+        config = ModelConfig.from_env(model=model, base_url=base_url) if wants_model else None
+        spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, model=config, engine=engine,
                        limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
     except PatcherError as e:
         _fail(e)

@@ -1,0 +1,234 @@
+"""What the HTTP routes and the review pages call: one object over the store, the worker pool and the signer.
+
+Each route is a few lines over one method here; errors are raised as the exceptions below (BadInput
+and its kin) and become HTTP codes only in `api.py`.
+
+    BadInput                     400
+    ├── UnknownJob               404  (store)
+    ├── NotAvailable             404  no attestation: the job is not verified (yet)
+    ├── IdempotencyConflict      409  (store)
+    ├── Conflict                 409  e.g. a review of a job that is not verified
+    └── TooLarge                 413  a traceback over the size limit
+
+Files of a job live in HOME/jobs/<id>/: the trace of each attempt (`*.jsonl`, the newest is the current
+one) and `attestation.json`, the signed record, signed again when a review is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .attest import Approval, AttestConfig, attest, statement_of
+from .errors import BadInput
+from .guards import Limits
+from .jobs import PoolConfig, WorkerPool
+from .settings import ServerSettings
+from .store import Job, Review, Store, UnknownJob
+
+FINISHED = ("done", "failed", "cancelled")
+_URL = re.compile(r"(https?|ssh|git)://[^\s]+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+")
+
+
+class NotAvailable(BadInput):
+    pass
+
+
+class Conflict(BadInput):
+    pass
+
+
+class TooLarge(BadInput):
+    pass
+
+
+class JobRequest(BaseModel):
+    """A repair job as a client submits it."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    repo: str = Field(min_length=1, max_length=4096)
+    """A git URL (https, http, ssh, git, or user@host:path), or a server-side path under an allowed root."""
+    ref: str | None = Field(None, min_length=1, max_length=255, pattern=r"^[^\s\x00-\x1f-][^\s\x00-\x1f]*$")
+    """Commit, branch or tag; unset means the work tree as it is (for a server-side path)."""
+    traceback: str = Field(min_length=1)
+    """The crash report text (size limited by the server's settings)."""
+    test_command: str | None = Field(None, min_length=1, max_length=4096)
+    """Command that reproduces the crash inside the sandbox."""
+    limits: Limits = Field(default_factory=Limits)
+    """Agent guards: rounds, cost, time."""
+
+
+class ReviewRequest(BaseModel):
+    """A reviewer's decision on a verified job."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    decision: Literal["approve", "reject"]
+    """approve or reject."""
+    comment: str = Field("", max_length=10_000)
+    """Why."""
+
+
+class JobService:
+    """The server's one object: submit, read, cancel, review and sign jobs; run them in a worker pool."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.store = Store(settings.store_url())
+        self.model = settings.model_settings()
+        self.key = AttestConfig(signing_key=settings.key_path())
+        self.pool = WorkerPool(self.store, self.run, PoolConfig(
+            workers=settings.workers, lease_s=settings.lease_s, exclusive=settings.exclusive))
+        self._sign_lock = threading.RLock()
+
+    def start(self) -> list[tuple[str, str]]:
+        return self.pool.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.pool.stop(timeout)
+        self.store.close()
+
+    # jobs
+
+    def submit(self, request: JobRequest, idempotency_key: str | None = None) -> tuple[Job, bool]:
+        size = len(request.traceback.encode("utf-8", "replace"))
+        if size > self.settings.max_traceback_bytes:
+            raise TooLarge(f"the traceback is {size} bytes; this server takes at most "
+                           f"{self.settings.max_traceback_bytes} (PATCHER_MAX_TRACEBACK_BYTES)")
+        if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
+            raise BadInput("the Idempotency-Key header must be 1 to 255 characters")
+        self.check_repo(request.repo)
+        job, created = self.store.submit(request.model_dump(mode="json"), idempotency_key)
+        if created:
+            self.pool.notify()
+        return job, created
+
+    def check_repo(self, repo: str) -> None:
+        """A git URL of an allowed kind, or a directory under one of the allowed roots; BadInput otherwise."""
+        if _URL.fullmatch(repo) and "::" not in repo:
+            return
+        if "://" in repo or "::" in repo:
+            raise BadInput(f"repo URL {repo!r}: only https, http, ssh and git URLs (or user@host:path) are allowed")
+        roots = self.settings.repo_roots
+        if not roots:
+            raise BadInput("this server takes git URLs only: no server-side repo roots are configured "
+                           "(PATCHER_REPO_ROOTS)")
+        path = Path(repo)
+        if not path.is_absolute() or "\x00" in repo:
+            raise BadInput(f"repo path {repo!r} must be absolute (or a git URL)")
+        real = path.resolve()
+        if not any(real == root or real.is_relative_to(root) for root in roots):
+            raise BadInput(f"repo path {repo} is outside the allowed roots ({', '.join(map(str, roots))})")
+        if not real.is_dir():
+            raise BadInput(f"repo path {repo} is not a directory on the server")
+
+    def get(self, job_id: str) -> Job:
+        job = self.store.get(job_id)
+        if job is None:
+            raise UnknownJob(f"no job {job_id}")
+        return job
+
+    def list_jobs(self, state: str | None = None, limit: int = 50) -> list[Job]:
+        return self.store.list_jobs(state=state, limit=limit)
+
+    def cancel(self, job_id: str) -> str:
+        self.get(job_id)
+        return self.pool.cancel(job_id)
+
+    @staticmethod
+    def view(job: Job) -> dict[str, Any]:
+        """The `patcher fix --json` object once the job has a result; before that, its id and state."""
+        if job.result is not None:
+            return job.result
+        message = job.error or ("waiting for a worker" if job.state == "queued" else "running")
+        return {"id": job.id, "state": job.state, "message": message}
+
+    def summary(self, job: Job) -> dict[str, Any]:
+        result = job.result or {}
+        reviews = self.store.reviews(job.id)
+        return {"id": job.id, "state": job.state, "created_at": job.created_at.isoformat(),
+                "updated_at": job.updated_at.isoformat(), "repo": job.spec.get("repo"), "ref": job.spec.get("ref"),
+                "status": result.get("status"), "reason": result.get("reason"),
+                "message": result.get("message") or job.error, "attempts": job.attempts,
+                "review": reviews[-1].decision if reviews else None}
+
+    # running
+
+    def run(self, spec: dict[str, Any], job_id: str) -> dict[str, Any]:
+        """The pool's runner: the stored request plus the server's model, image and trace directory."""
+        from .config import SandboxConfig
+        from .pipeline import JobSpec, run_job
+
+        request = JobRequest.model_validate(spec)
+        job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
+                           sandbox=SandboxConfig(image=self.settings.sandbox_image))
+        return run_job(job_spec).as_json()
+
+    def job_dir(self, job_id: str) -> Path:
+        if not re.fullmatch(r"[A-Za-z0-9-]{1,40}", job_id):
+            raise UnknownJob(f"no job {job_id}")
+        return self.settings.home / "jobs" / job_id
+
+    def trace_file(self, job_id: str) -> Path | None:
+        """The trace of the job's current attempt, None before it starts."""
+        files = list(self.job_dir(job_id).glob("*.jsonl"))
+        return max(files, key=lambda p: (p.stat().st_mtime_ns, p.name)) if files else None
+
+    # reviews and records
+
+    def review(self, job_id: str, decision: str, who: str, comment: str = "") -> tuple[Review, dict[str, Any]]:
+        """Record the decision and sign the job's record again with it; only verified jobs are reviewed."""
+        job = self.get(job_id)
+        self._verified(job)
+        with self._sign_lock:  # the record on disk carries the last decision, also under concurrent reviews
+            review = self.store.add_review(job_id, decision, who, comment)
+            return review, self._sign(job, review)
+
+    def reviews(self, job_id: str) -> list[Review]:
+        return self.store.reviews(job_id)
+
+    def attestation(self, job_id: str) -> dict[str, Any]:
+        """The signed record of a verified job (signed now if it has none, or one of another diff)."""
+        job = self.get(job_id)
+        result = self._verified(job, NotAvailable)
+        path = self.job_dir(job_id) / "attestation.json"
+        try:
+            envelope = json.loads(path.read_text())
+            if statement_of(envelope)["subject"][0]["digest"]["sha256"] == result["diff_sha256"]:
+                return envelope
+        except (OSError, ValueError, KeyError, IndexError):
+            pass
+        reviews = self.store.reviews(job_id)
+        return self._sign(job, reviews[-1] if reviews else None)
+
+    def _verified(self, job: Job, error: type[BadInput] = Conflict) -> dict[str, Any]:
+        result = job.result
+        if job.state != "done" or result is None or result.get("status") != "verified":
+            status = result.get("status") if result else None
+            raise error(f"job {job.id} is {job.state}" + (f" ({status})" if status else "")
+                        + "; only a verified job has a signed record and can be reviewed")
+        return result
+
+    def _sign(self, job: Job, review: Review | None) -> dict[str, Any]:
+        approval = None if review is None else Approval(decision=review.decision, who=review.who,  # type: ignore[arg-type]
+                                                        when=review.when, comment=review.comment)
+        from .pipeline import JobSpec
+
+        assert job.result is not None
+        suite = job.spec.get("suite_command") or JobSpec.model_fields["suite_command"].default
+        envelope = attest(job.result, self.key, image=self.settings.sandbox_image, suite_command=suite,
+                          approval=approval)
+        path = self.job_dir(job.id) / "attestation.json"
+        with self._sign_lock:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(envelope, indent=2))
+            os.replace(tmp, path)
+        return envelope

@@ -204,6 +204,18 @@ def list_env_images(client: docker.DockerClient, config: EnvConfig) -> list[EnvI
     return sorted(found, key=lambda e: (e.last_used or 0.0, e.created))
 
 
+def table(images: list[EnvImage]) -> str:
+    """`patcher image ls`: one line per image, least recently used first."""
+    rows = [("TAG", "SIZE", "CREATED", "LAST USED", "INPUTS")]
+    for e in images:
+        used = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.last_used)) if e.last_used else "-"
+        inputs = " ".join([*e.inputs.get("files", []), *([f"setup={e.inputs['setup']!r}"] if e.inputs.get("setup")
+                                                          else []), f"base={e.inputs.get('base_id', '?')}"])
+        rows.append((e.tag, f"{e.size / 1e6:.1f} MB", e.created[:19].replace("T", " "), used, inputs))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "".join("  ".join([*(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)), r[4]]) + "\n" for r in rows)
+
+
 def prune(client: docker.DockerClient, config: EnvConfig, max_gb: float | None = None,
           remove_all: bool = False, keep: str | None = None) -> list[str]:
     """Remove environment images, least recently used first, until their sizes sum to at most the cap."""

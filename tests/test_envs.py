@@ -14,11 +14,22 @@ import docker
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.envs import EnvConfig, detect, ensure_env_image, env_key, list_env_images, prune, setup_script
+from patcher.envs import (
+    SETUP_DIR,
+    EnvConfig,
+    detect,
+    ensure_env_image,
+    env_key,
+    list_env_images,
+    prune,
+    setup_script,
+    table,
+)
 from patcher.errors import SetupFailed
 from patcher.intake import StagedRepo, stage_repo
 from patcher.pipeline import JobSpec, run_job
 from patcher.sandbox.docker import DockerSandbox
+from patcher.sandbox.reaper import OWNER, owner_labels
 from patcher.testing import ScriptedModelServer, reply
 from sandbox.protocol import EditFileRequest, RunTestRequest
 from tests.helpers import make_repo
@@ -152,6 +163,8 @@ def test_second_ensure_on_the_same_dependencies_reuses_the_image(
     listed = {e.tag: e for e in list_env_images(docker_client, env_config)}
     assert listed[tag].inputs["files"] == ["pyproject.toml"] and listed[tag].inputs["extras"] == ["test"]
     assert listed[tag].last_used is not None and listed[tag].size > 0
+    line = next(row for row in table(list(listed.values())).splitlines() if row.startswith(tag))
+    assert "pyproject.toml" in line and " MB " in line  # `patcher image ls`
 
 
 @pytest.mark.docker
@@ -172,14 +185,15 @@ def test_changing_requirements_builds_a_new_tag(
 def test_a_failing_setup_raises_setup_failed_with_the_installers_last_lines(
         docker_client: docker.DockerClient, sandbox_image: str, env_config: EnvConfig, tmp_path: Path) -> None:
     staged = staged_repo(tmp_path / "bad", {"requirements.txt": "patcher-no-such-package-zq9==1.0\n", "a.py": ""})
-    before = {c.id for c in docker_client.containers.list(all=True)}
     with pytest.raises(SetupFailed) as caught:
         ensure_env_image(staged, None, env_config, docker_client, print)
     error = caught.value
     assert (error.exit_code, error.reason) == (3, "setup_failed")
     assert "exit code 1" in str(error)
     assert "No matching distribution found for patcher-no-such-package-zq9==1.0" in str(error), str(error)
-    assert {c.id for c in docker_client.containers.list(all=True)} <= before  # setup container removed
+    setups = [c for c in docker_client.containers.list(all=True, filters={"label": f"{OWNER}={owner_labels()[OWNER]}"})
+              if SETUP_DIR in " ".join(c.attrs["Config"]["Cmd"] or [])]
+    assert setups == []  # the setup container was removed (other processes' containers are not ours to judge)
     assert all("patcher-no-such" not in str(e.inputs) for e in list_env_images(docker_client, env_config))
 
 

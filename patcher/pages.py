@@ -8,6 +8,7 @@ typed into the form, which another site cannot know; a POST whose Origin is anot
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,10 @@ HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", 
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                              undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False, sort_keys=True)  # escaped as text
+    return env
 
 
 def render(name: str, status: int = 200, **variables: Any) -> HTMLResponse:

@@ -9,6 +9,7 @@ if ! docker info >/dev/null 2>&1 && ! command -v dockerd >/dev/null 2>&1; then
   packages+=(docker.io)
 fi
 command -v debootstrap >/dev/null 2>&1 || packages+=(debootstrap)
+command -v chromium >/dev/null 2>&1 || packages+=(chromium)  # the review page tests drive it (Playwright)
 [ -d .venv ] || python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
 if [ ${#packages[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

@@ -129,7 +129,10 @@ def detect(repo: Path, setup_command: str | None, extras: list[str]) -> EnvPlan 
     plan.extras = [e for e in extras if e in declared]
     groups = project.get("dependency-groups", {})
     plan.groups = [r for g in extras for r in groups.get(g, []) if isinstance(r, str)]
-    if not (setup_command or plan.requirements or plan.installable or plan.groups):
+    # An installable project with no dependencies in a flat layout imports from the repo root as it is.
+    needs_deps = bool(project.get("project", {}).get("dependencies")) or plan.extras or "setup.py" in files or (
+        cfg.has_option("options", "install_requires")) or plan.src_layout
+    if not (setup_command or plan.requirements or plan.groups or (plan.installable and needs_deps)):
         return None
     return plan
 

@@ -17,6 +17,7 @@ from sandbox.protocol import DEFAULT_ALLOWLIST
 from . import offline
 from .agent import Agent, AgentResult
 from .config import SandboxConfig
+from .envs import EnvConfig, ensure_env_image
 from .errors import BadInput, PatcherError
 from .frames import map_frames
 from .guards import Limits
@@ -67,6 +68,8 @@ class JobSpec(BaseModel):
         "when a model is configured, else offline).")
     offline_limit: int = Field(200, ge=0, description="Most template candidates the offline engine tries.")
     offline_budget_s: float = Field(120.0, gt=0, description="Seconds the offline engine may spend trying them.")
+    setup: str | None = Field(None, description="Command that installs the repo's dependencies (the user's --setup); "
+                              "default: read from pyproject.toml, requirements*.txt, setup.cfg/setup.py.")
 
 
 def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None) -> JobResult:
@@ -80,7 +83,8 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
         progress("reading the traceback and the repository")
         parsed = parse_traceback(spec.traceback)
         staged = stage_repo(spec.repo, spec.ref)
-        job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress)
+        job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress,
+                       spec.setup)
         if isinstance(job, JobResult):
             return job
         engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
@@ -155,8 +159,9 @@ class _Job:
 
 
 def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
-             suite_command: str, trace: Trace, progress: Progress) -> _Job | JobResult:
-    """Frames mapped, reproduction chosen, Docker ready, baseline run; a JobResult when the job ends here."""
+             suite_command: str, trace: Trace, progress: Progress, setup: str | None = None) -> _Job | JobResult:
+    """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
+    when the job ends here."""
     if parsed is not None:
         parsed = map_frames(parsed, staged.files)
     repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
@@ -164,6 +169,11 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
     client = docker_client()
     reap(client)
     require_image(client, cfg.image)
+    progress("preparing the environment image (dependencies)")
+    image = ensure_env_image(staged, setup, EnvConfig(base_image=cfg.image), client, progress)
+    if image != cfg.image:
+        trace.emit("environment", image=image, base_image=cfg.image)
+        cfg = cfg.model_copy(update={"image": image})
 
     def open_box(tree: StagedRepo) -> DockerSandbox:
         return DockerSandbox(tree, cfg, client)

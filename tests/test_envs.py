@@ -78,6 +78,13 @@ def test_nothing_to_install_is_no_plan(tmp_path: Path) -> None:
     assert detect(tmp_path, "pip install attrs", ["test"]) is not None
 
 
+def test_a_flat_project_without_dependencies_needs_no_image(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "flat"\nversion = "0.1"\n')
+    assert detect(tmp_path, None, ["test"]) is None  # imports from the repo root as it is
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "flat"\nversion = "0.1"\ndependencies = ["six"]\n')
+    assert detect(tmp_path, None, ["test"]) is not None
+
+
 def test_detects_requirements_extras_groups_and_src_layout(tmp_path: Path) -> None:
     make_repo(tmp_path, {
         "pyproject.toml": "[project]\nname = 'x'\nversion = '1'\n[project.optional-dependencies]\n"

@@ -59,6 +59,8 @@ def fix(
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
     engine: Annotated[str | None, typer.Option("--engine", help="agent | offline | auto (default: auto when a "
                                                 "model is configured, else offline).")] = None,
+    setup: Annotated[str | None, typer.Option("--setup", help="Command that installs the dependencies (default: "
+                                              "read from pyproject.toml, requirements*.txt, setup.cfg).")] = None,
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1)] = 30,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="USD.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Agent wall-clock seconds.")] = 900.0,
@@ -76,6 +78,7 @@ def fix(
         wants_model = engine in ("agent", "auto") or (engine is None and (model_in_env() or model or base_url))
         config = ModelConfig.from_env(model=model, base_url=base_url) if wants_model else None
         spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, model=config, engine=engine,
+                       setup=setup,
                        limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
     except PatcherError as e:
         _fail(e)
@@ -134,6 +137,36 @@ def image_build(base: Annotated[str | None, typer.Option("--base", help="Base im
     except PatcherError as e:
         _fail(e)
     typer.echo(tag)
+
+
+@image_app.command("ls")
+def image_ls() -> None:
+    """List environment images (cached by dependency hash): tag, size, created, last used, inputs."""
+    from .envs import EnvConfig, list_env_images, table
+    from .image import docker_client
+
+    try:
+        client = docker_client()
+    except PatcherError as e:
+        _fail(e)
+    typer.echo(table(list_env_images(client, EnvConfig())), nl=False)
+
+
+@image_app.command("prune")
+def image_prune(
+    remove_all: Annotated[bool, typer.Option("--all", help="Remove every environment image.")] = False,
+    max_gb: Annotated[float | None, typer.Option("--max-gb", help="Size cap (default: EnvConfig.max_gb).")] = None,
+) -> None:
+    """Remove environment images, least recently used first, down to the size cap (or all)."""
+    from .envs import EnvConfig, prune
+    from .image import docker_client
+
+    try:
+        client = docker_client()
+    except PatcherError as e:
+        _fail(e)
+    for tag in prune(client, EnvConfig(), max_gb=max_gb, remove_all=remove_all):
+        typer.echo(f"removed {tag}")
 
 
 @app.command()

@@ -193,3 +193,17 @@ def gate(
     code, line = run_gate(patch, attestation, public_key, require_approval)
     typer.echo(line, err=code != 0)
     raise typer.Exit(code)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
+) -> None:
+    """Serve the HTTP API and the review pages; jobs run in a worker pool (settings: PATCHER_* env)."""
+    from .api import serve as run_server
+
+    try:
+        run_server(host, port)
+    except PatcherError as e:
+        _fail(e)

@@ -15,7 +15,8 @@ endpoint unreachable) propagate and end the job.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from sandbox.protocol import DEFAULT_ALLOWLIST, MODEL_TOOLS
 
@@ -24,9 +25,13 @@ from .context import fit
 from .errors import ModelError
 from .guards import Guards, Limits
 from .llm import LLM, ModelReply, ToolCall, estimate_tokens
+from .otel import Telemetry
 from .sandbox import Sandbox
 from .tooling import SCHEMA_TOKENS, TOOL_SCHEMAS, calls_in_content, dispatch
 from .trace import Trace
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 END_OF_REPLY = {"cut_off": ("cut_off", "the model's reply was cut off (length limit); nothing in it was run"),
                 "blocked": ("model_error", "the model's reply was blocked by the provider's content filter"),
@@ -49,8 +54,10 @@ class AgentResult:
 
 class Agent:
     def __init__(self, llm: LLM, box: Sandbox, trace: Trace, limits: Limits | None = None,
-                 allowlist: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST) -> None:
+                 allowlist: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST,
+                 tracer_provider: TracerProvider | None = None) -> None:
         self.llm, self.box, self.trace = llm, box, trace
+        self.otel = Telemetry(tracer_provider, trace.redact)
         self.limits = limits or Limits()
         self.allowlist = allowlist
         self.stats = AgentResult(reason="running", message="")
@@ -62,30 +69,31 @@ class Agent:
                          {"role": "user", "content": task_text}]
         self.stats = AgentResult(reason="running", message="")
         guards = Guards(self.limits)
-        while True:
-            if stop := guards.before_model_call(self.stats.rounds):
-                return self._end(*stop, guard=True)
-            fit(self.messages, self.limits.context_tokens - SCHEMA_TOKENS, estimate_tokens)
-            try:
-                reply = self.llm.complete(self.messages, TOOL_SCHEMAS)
-            except ModelError as e:
-                return self._end("model_error", str(e))
-            calls = self._record(reply, guards)
-            if reply.stop in END_OF_REPLY:
-                reason, text = END_OF_REPLY[reply.stop]
-                return self._end(reason, text.format(raw=reply.stop_raw))
-            self.messages.append(_assistant_message(reply, calls))
-            if not calls:
-                self.stats.final_text = reply.content
-                return self._end("finished", "the model finished")
-            if stop := self._run_tools(calls, guards):
-                return self._end(*stop, guard=True)
+        with self.otel.invoke_agent(self.llm):
+            while True:
+                if stop := guards.before_model_call(self.stats.rounds):
+                    return self._end(*stop, guard=True)
+                fit(self.messages, self.limits.context_tokens - SCHEMA_TOKENS, estimate_tokens)
+                try:
+                    reply = self.otel.chat(self.llm, self.messages, TOOL_SCHEMAS)
+                except ModelError as e:
+                    return self._end("model_error", str(e))
+                calls = self._record(reply, guards)
+                if reply.stop in END_OF_REPLY:
+                    reason, text = END_OF_REPLY[reply.stop]
+                    return self._end(reason, text.format(raw=reply.stop_raw))
+                self.messages.append(_assistant_message(reply, calls))
+                if not calls:
+                    self.stats.final_text = reply.content
+                    return self._end("finished", "the model finished")
+                if stop := self._run_tools(calls, guards):
+                    return self._end(*stop, guard=True)
 
     def _run_tools(self, calls: list[ToolCall], guards: Guards) -> tuple[str, str] | None:
         """Every call runs and gets its result, even after a guard tripped, so the history stays whole."""
         stop = None
         for call in calls:
-            obs = dispatch(call, self.box, self.allowlist)
+            obs = self.otel.execute_tool(call, partial(dispatch, call, self.box, self.allowlist))
             self.stats.tool_calls += 1
             text = prompts.render("observation", is_error=obs.is_error, text=obs.text)
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
@@ -110,13 +118,14 @@ class Agent:
                         tokens={"input": reply.tokens_in, "output": reply.tokens_out}, cost=reply.cost_usd,
                         duration_ms=reply.duration_ms, attempts=reply.attempts, prompt_hash=prompts.template_hash(),
                         tool_calls=[{"id": c.id, "name": c.name, "args": c.arguments_raw} for c in calls],
-                        calls_in_content=bool(from_text), content=(reply.content or "")[:4000])
+                        calls_in_content=bool(from_text), content=reply.content)
         return calls
 
     def _end(self, reason: str, message: str, guard: bool = False) -> AgentResult:
         if guard:
             self.trace.emit("guard_stop", reason=reason, message=message, round=self.stats.rounds)
         self.stats.reason, self.stats.message = reason, message
+        self.otel.ended(self.stats)
         return self.stats
 
 

@@ -125,6 +125,28 @@ def trace(
         _fail(e)
 
 
+@app.command()
+def replay(
+    trace_file: Annotated[str, typer.Argument(help="The JSONL trace of the run to replay.")],
+    repo: Annotated[str | None, typer.Option("--repo", help="Where the repository is now (default: as recorded).")]
+    = None,
+    traceback: Annotated[str | None, typer.Option("--traceback", help="The traceback file, for traces that do "
+                                                  "not record it.")] = None,
+    save_test: Annotated[Path | None, typer.Option("--save-test", help="Also write a pytest regression case into "
+                                                   "this directory (when the replay reproduces the run).")] = None,
+) -> None:
+    """Re-run a recorded run with its recorded model replies; exit 0 when the same tool calls and ending happen."""
+    from .replay import replay_command
+
+    try:
+        tb = _read_input(traceback, "traceback") if traceback else None
+        text, code = replay_command(trace_file, repo, tb, save_test)
+    except PatcherError as e:
+        _fail(e)
+    sys.stdout.write(text)
+    raise typer.Exit(code)
+
+
 @image_app.command("build")
 def image_build(base: Annotated[str | None, typer.Option("--base", help="Base image (default: python slim, "
                                                           "or an offline Debian base where no registry answers).")]

@@ -77,6 +77,7 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
     trace = _open_trace(spec.trace_dir, "", Redactor(secret_values))
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
+               suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
                limits=spec.limits.model_dump())
     staged: StagedRepo | None = None
     try:

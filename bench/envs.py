@@ -23,7 +23,9 @@ from pathlib import Path
 import docker
 
 from patcher.config import SANDBOX_IMAGE, SandboxConfig
-from patcher.envs import EnvConfig, ensure_env_image, prune
+from patcher.envcache import prune
+from patcher.envconfig import EnvConfig
+from patcher.envs import ensure_env_image
 from patcher.image import build_image, docker_client
 from patcher.intake import stage_repo
 from patcher.sandbox.docker import DockerSandbox

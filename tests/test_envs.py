@@ -14,17 +14,10 @@ import docker
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.envs import (
-    SETUP_DIR,
-    EnvConfig,
-    detect,
-    ensure_env_image,
-    env_key,
-    list_env_images,
-    prune,
-    setup_script,
-    table,
-)
+from patcher.envcache import list_env_images, prune, table
+from patcher.envconfig import EnvConfig
+from patcher.envplan import SETUP_DIR, detect, env_key, setup_script
+from patcher.envs import ensure_env_image
 from patcher.errors import SetupFailed
 from patcher.intake import StagedRepo, stage_repo
 from patcher.pipeline import JobSpec, run_job

@@ -1,0 +1,101 @@
+"""What a repo needs installed: the plan read from its dependency files, its key, and the setup script.
+
+Nothing here runs the repo's code; the files are only read (pyproject.toml, setup.cfg, setup.py as text,
+requirements*.txt). The key hashes the dependency files, the setup command, the base image id and RECIPE,
+so an edit to code reuses the image and an edit to dependencies builds a new one.
+"""
+
+from __future__ import annotations
+
+import configparser
+import hashlib
+import shlex
+import tomllib
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RECIPE = "1"
+"""Bumped whenever the setup script changes what an environment image holds."""
+VENV = "/opt/patcher-env"
+SETUP_DIR = "/workspace/.patcher-setup"
+
+
+@dataclass
+class EnvPlan:
+    """What a repo needs installed, read from its staging copy (never executed on the host)."""
+
+    files: dict[str, bytes]
+    requirements: list[str] = field(default_factory=list)
+    installable: bool = False
+    extras: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    """Plain requirement strings of the PEP 735 dependency groups named in `extras` (this pip has no --group)."""
+    src_layout: bool = False
+    setup_command: str | None = None
+
+
+def detect(repo: Path, setup_command: str | None, extras: list[str]) -> EnvPlan | None:
+    """The plan for `repo`, or None when there is nothing to install (the sandbox image is enough)."""
+    names = ["pyproject.toml", "setup.cfg", "setup.py"]
+    names += sorted(p.name for p in repo.glob("requirements*.txt"))
+    names += sorted(f"requirements/{p.name}" for p in repo.glob("requirements/*.txt"))
+    inside = [n for n in names if (repo / n).is_file() and (repo / n).resolve().is_relative_to(repo.resolve())]
+    files = {n: (repo / n).read_bytes() for n in inside}
+    plan = EnvPlan(files, setup_command=setup_command, src_layout=(repo / "src").is_dir())
+    plan.requirements = [n for n in files if n.startswith("requirements")]
+    project: dict[str, Any] = {}
+    if "pyproject.toml" in files:
+        with suppress(tomllib.TOMLDecodeError, UnicodeDecodeError):
+            project = tomllib.loads(files["pyproject.toml"].decode())
+    cfg = configparser.RawConfigParser()
+    with suppress(configparser.Error, UnicodeDecodeError):
+        cfg.read_string(files.get("setup.cfg", b"").decode())
+    plan.installable = "setup.py" in files or "project" in project or "build-system" in project or (
+        cfg.has_section("metadata") or cfg.has_section("options"))
+    declared = set(project.get("project", {}).get("optional-dependencies", {}))
+    if cfg.has_section("options.extras_require"):
+        declared |= set(cfg.options("options.extras_require"))
+    setup_py = files.get("setup.py", b"").decode(errors="replace")
+    declared |= {e for e in extras if f'"{e}"' in setup_py or f"'{e}'" in setup_py}
+    plan.extras = [e for e in extras if e in declared]
+    groups = project.get("dependency-groups", {})
+    plan.groups = [r for g in extras for r in groups.get(g, []) if isinstance(r, str)]
+    # An installable project with no dependencies in a flat layout imports from the repo root as it is.
+    needs_deps = bool(project.get("project", {}).get("dependencies")) or plan.extras or "setup.py" in files or (
+        cfg.has_option("options", "install_requires")) or plan.src_layout
+    if not (setup_command or plan.requirements or plan.groups or (plan.installable and needs_deps)):
+        return None
+    return plan
+
+
+def env_key(plan: EnvPlan, base_id: str) -> str:
+    """Hash of everything the environment is made from: dependency files, setup command, base image, recipe."""
+    digest = hashlib.sha256(f"recipe={RECIPE}\nbase={base_id}\nsetup={plan.setup_command!r}\n".encode())
+    for name in sorted(plan.files):
+        digest.update(f"{name}\n{len(plan.files[name])}\n".encode() + plan.files[name])
+    return digest.hexdigest()
+
+
+def setup_script(plan: EnvPlan) -> str:
+    pip = f"{VENV}/bin/python -m pip install"
+    lines = ["set -eu", f"export PIP_CONFIG_FILE={SETUP_DIR}/pip.conf PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1 "
+             "PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off PIP_ROOT_USER_ACTION=ignore",
+             f"python3 -m venv --without-pip --system-site-packages {VENV}",
+             f"for p in pip pip3; do printf '#!/bin/sh\\nexec {VENV}/bin/python -m pip \"$@\"\\n' > {VENV}/bin/$p; "
+             f"chmod 755 {VENV}/bin/$p; done", "cd /workspace/repo"]
+    if plan.setup_command:
+        lines.append(plan.setup_command)
+    else:
+        args = [a for r in plan.requirements for a in ("-r", r)]
+        if plan.groups:
+            args += ["-r", f"{SETUP_DIR}/groups.txt"]
+        if plan.installable:
+            args += ["-e", f".[{','.join(plan.extras)}]" if plan.extras else "."]
+        lines.append(f"{pip} {shlex.join(args)}")
+    if plan.src_layout and (plan.setup_command or not plan.installable):
+        lines.append(f"{VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])' "
+                     "| { read d; echo /workspace/repo/src > \"$d/_patcher_repo_src.pth\"; }")
+    lines.append(f"cd / && rm -rf /workspace/repo {SETUP_DIR}")
+    return "\n".join(lines) + "\n"

@@ -45,7 +45,7 @@ def docker_host() -> str:
     return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
 
 
-def docker_client(timeout: float = 60) -> docker.DockerClient:
+def docker_client(timeout: float = 120) -> docker.DockerClient:
     """A client whose daemon answered a ping, or EnvironmentUnavailable saying what to do."""
     client = None
     try:

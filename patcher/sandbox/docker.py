@@ -16,23 +16,13 @@ from sandbox.protocol import Request, ToolResult
 
 from ..config import SandboxConfig
 from ..errors import EnvironmentUnavailable, SandboxError
+from ..image import docker_client
 from ..intake import StagedRepo
 from . import deadline_for
 from .channel import Channel
 from .reaper import owner_labels
 
 WORKSPACE = "/workspace"
-
-
-def docker_client(timeout: int = 120) -> docker.DockerClient:
-    try:
-        client = docker.from_env(timeout=timeout)
-        client.ping()
-    except docker.errors.DockerException as e:
-        raise EnvironmentUnavailable(
-            f"no Docker daemon answers ({str(e).splitlines()[0][:120]}): start dockerd, "
-            "or run scripts/setup.sh") from e
-    return client
 
 
 def require_image(client: docker.DockerClient, image: str) -> None:

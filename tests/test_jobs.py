@@ -8,8 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,20 +16,10 @@ import pytest
 from patcher.jobs import PoolConfig, WorkerPool
 from patcher.store import Job, Store
 
+pytest_plugins = ["tests.store_helpers"]
+
 SPEC = {"repo": "/srv/repos/calc", "traceback": "ZeroDivisionError: division by zero\n"}
 FAST = PoolConfig(workers=2, poll_s=0.05, lease_s=0.6)
-
-
-@pytest.fixture()
-def url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'jobs.db'}"
-
-
-@pytest.fixture()
-def store(url: str) -> Iterator[Store]:
-    s = Store(url)
-    yield s
-    s.close()
 
 
 def wait_for(store: Store, job_id: str, done: Callable[[Job], bool], timeout: float = 30.0) -> Job:

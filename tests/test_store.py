@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,19 +15,18 @@ import pytest
 from patcher.errors import BadInput
 from patcher.store import IdempotencyConflict, Store, StoreConfig, UnknownJob, default_url
 
+pytest_plugins = ["tests.store_helpers"]
+
 SPEC = {"repo": "/srv/repos/calc", "traceback": "Traceback…\nZeroDivisionError: division by zero\n"}
 
 
-@pytest.fixture()
-def url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'jobs.db'}"
-
-
-@pytest.fixture()
-def store(url: str) -> Iterator[Store]:
-    s = Store(url)
-    yield s
-    s.close()
+def in_threads(target: Callable[[Store], None], stores: list[Store]) -> None:
+    """`target(store)` in one thread per store, all started, then all joined."""
+    threads = [threading.Thread(target=target, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def test_submit_get_and_persist_across_instances(store: Store, url: str) -> None:
@@ -59,11 +58,7 @@ def test_idempotency_key_under_concurrent_submits(store: Store, url: str) -> Non
     def submit(s: Store) -> None:
         ids.append(s.submit(SPEC, idempotency_key="same")[0].id)
 
-    threads = [threading.Thread(target=submit, args=(s,)) for s in stores]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(submit, stores)
     for s in stores:
         s.close()
     assert len(ids) == 6 and len(set(ids)) == 1
@@ -109,11 +104,7 @@ def test_claims_are_atomic_across_threads_and_processes(store: Store, url: str) 
             with lock:
                 claimed.append(job.id)
 
-    threads = [threading.Thread(target=claim, args=(s,)) for s in local]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(claim, local)
     for p in procs:
         out, _ = p.communicate(timeout=120)
         assert p.returncode == 0

@@ -80,7 +80,8 @@ def run(repo: Path, traceback: str, steps: list[Step], image: str, tmp_path: Pat
         ) -> tuple[JobResult, ScriptedModelServer]:
     with ScriptedModelServer(steps) as server:
         spec = JobSpec(repo=str(repo), traceback=traceback, test_command=test, model=server.model_config(),
-                       sandbox=SandboxConfig(image=image, test_timeout_s=60), trace_dir=tmp_path / "runs")
+                       engine="agent", sandbox=SandboxConfig(image=image, test_timeout_s=60),
+                       trace_dir=tmp_path / "runs")
         result = run_job(spec)
     assert (result.diff is not None) == (result.status == "verified"), result
     return result, server
@@ -183,7 +184,7 @@ def test_h_an_unreachable_model_endpoint_exits_3_with_one_line(
     env = {**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test",
            "PATCHER_MODEL": "gpt-test", "PATCHER_HOME": str(tmp_path / "home")}
     out = subprocess.run([str(ROOT / ".venv/bin/patcher"), "fix", str(repo), "--traceback", str(tmp_path / "tb.txt"),
-                          "--json"], capture_output=True, text=True, env=env, timeout=300)
+                          "--json", "--engine", "agent"], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 3, out.stderr
     result = json.loads(out.stdout)
     assert (result["status"], result["reason"], result["diff"]) == ("error", "model_error", None)

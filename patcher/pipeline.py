@@ -79,44 +79,41 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
                limits=spec.limits.model_dump())
-    staged: StagedRepo | None = None
-    try:
-        progress("reading the traceback and the repository")
-        parsed = parse_traceback(spec.traceback)
-        staged = stage_repo(spec.repo, spec.ref)
-        job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress,
-                       spec.setup)
-        if isinstance(job, JobResult):
-            return job
-        engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
-        tried = 0
-        if engine != "agent":
-            found = _offline(spec, job, staged, trace, progress, engine)
-            if isinstance(found, JobResult):
-                return found
-            tried = found
-        llm = llm or OpenAIModel(model or ModelConfig.from_env())
-        progress("agent at work in the sandbox")
-        with job.open_box(staged) as box:
-            agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox))
-            outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
-            diff = diff_of(box)
-        summary = _summary(outcome, tried)
-        if not diff.strip():
-            reason = "no_change" if outcome.reason == "finished" else outcome.reason
-            return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary)
-        progress("verifying the diff in fresh containers")
-        ver = _verify(job, staged, diff, trace)
-        reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
-        message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
-        return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
-                       verification=ver.as_json(), agent=summary)
-    except PatcherError as e:
-        return _finish(trace, staged, e.reason, str(e), exit_code=e.exit_code)
-    finally:
-        if staged is not None:
-            staged.cleanup()
-        trace.close()
+    return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held))
+
+
+def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: list[StagedRepo]) -> JobResult:
+    model = spec.model
+    progress("reading the traceback and the repository")
+    parsed = parse_traceback(spec.traceback)
+    staged = _stage(held, spec.repo, spec.ref)
+    job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress,
+                   spec.setup)
+    if isinstance(job, JobResult):
+        return job
+    engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
+    tried = 0
+    if engine != "agent":
+        found = _offline(spec, job, staged, trace, progress, engine)
+        if isinstance(found, JobResult):
+            return found
+        tried = found
+    llm = llm or OpenAIModel(model or ModelConfig.from_env())
+    progress("agent at work in the sandbox")
+    with job.open_box(staged) as box:
+        agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox))
+        outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
+        diff = diff_of(box)
+    summary = _summary(outcome, tried)
+    if not diff.strip():
+        reason = "no_change" if outcome.reason == "finished" else outcome.reason
+        return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary)
+    progress("verifying the diff in fresh containers")
+    ver = _verify(job, staged, diff, trace)
+    reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
+    message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
+    return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
+                   verification=ver.as_json(), agent=summary)
 
 
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
@@ -126,14 +123,14 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     """`patcher verify`: the same baseline and verification as a job, on a diff from elsewhere."""
     trace = _open_trace(trace_dir, "verify-")
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
-    staged: StagedRepo | None = None
-    try:
+
+    def check(held: list[StagedRepo]) -> JobResult:
         parsed = parse_traceback(traceback) if traceback else None
         if not diff.strip():
             raise BadInput("the patch is empty")
         if parsed is None and not test_command:
             raise BadInput("say how the crash reproduces: --test CMD, or --traceback FILE naming a failing test")
-        staged = stage_repo(repo, ref)
+        staged = _stage(held, repo, ref)
         job = _prepare(staged, parsed, test_command, sandbox or SandboxConfig(), suite_command, trace, progress)
         if isinstance(job, JobResult):
             return job
@@ -141,12 +138,27 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         ver = _verify(job, staged, diff, trace)
         return _finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
                        verification=ver.as_json())
+
+    return _guarded(trace, check)
+
+
+def _guarded(trace: Trace, body: Callable[[list[StagedRepo]], JobResult]) -> JobResult:
+    """Runs a job body: a PatcherError becomes the result; the staging copy and the trace always close."""
+    held: list[StagedRepo] = []
+    try:
+        return body(held)
     except PatcherError as e:
-        return _finish(trace, staged, e.reason, str(e), exit_code=e.exit_code)
+        return _finish(trace, held[0] if held else None, e.reason, str(e), exit_code=e.exit_code)
     finally:
-        if staged is not None:
+        for staged in held:
             staged.cleanup()
         trace.close()
+
+
+def _stage(held: list[StagedRepo], repo: str, ref: str | None) -> StagedRepo:
+    staged = stage_repo(repo, ref)
+    held.append(staged)
+    return staged
 
 
 @dataclass

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 from pydantic import BaseModel, ConfigDict, Field
 
-SANDBOX_IMAGE = "patcher-sandbox:latest"
+SANDBOX_IMAGE = os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest"
+"""Tag of the sandbox image; PATCHER_SANDBOX_IMAGE names another (one per checkout, say)."""
 OFFLINE_BASE_IMAGE = "patcher-base:bookworm"
 DEFAULT_BASE_IMAGE = "python:3.11-slim"
 SANDBOX_UID = 47213

@@ -4,13 +4,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DOCKERD_LOG=/tmp/patcher-dockerd.log
-packages=()
-if ! docker info >/dev/null 2>&1 && ! command -v dockerd >/dev/null 2>&1; then
-  packages+=(docker.io)
+# Every host program patcher and its tests call is listed once, in patcher/hostdeps.py (doctor reads it too).
+mapfile -t packages < <(python3 -m patcher.hostdeps missing)
+if docker info >/dev/null 2>&1; then  # a daemon already answers (DOCKER_HOST or a running dockerd)
+  packages=("${packages[@]/docker.io}")
 fi
-command -v debootstrap >/dev/null 2>&1 || packages+=(debootstrap)
-command -v chromium >/dev/null 2>&1 || packages+=(chromium)  # the review page tests drive it (Playwright)
 [ -d .venv ] || python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
+packages=($(printf '%s\n' "${packages[@]}" | sed '/^$/d'))
 if [ ${#packages[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing ${packages[*]}; install them as root (apt-get install -y ${packages[*]})" >&2
@@ -20,6 +20,7 @@ if [ ${#packages[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
+python3 -m patcher.hostdeps check  # fails with one line per program still missing
 
 if ! docker info >/dev/null 2>&1; then
   echo "setup: starting dockerd (log: $DOCKERD_LOG)" >&2

@@ -8,8 +8,21 @@ from collections.abc import Iterator
 import docker
 import pytest
 
-from patcher import image
+from patcher import hostdeps, image
 from patcher.errors import EnvironmentUnavailable
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before any test: every host program the suite calls is there (CI=true: else stop with what to install)."""
+    gone = hostdeps.missing()
+    if not gone:
+        return
+    lines = "; ".join(hostdeps.describe(p) for p in gone)
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.exit(f"CI=true requires every host program: {lines} (or run scripts/setup.sh)", returncode=3)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"WARNING: tests that call them will fail: {lines}", yellow=True, bold=True)
 
 
 @pytest.fixture(scope="session")

@@ -45,14 +45,15 @@ class Client:
     """A host-side speaker of the protocol, enough for tests."""
 
     def __init__(self, repo: Path, base: str, report_dir: Path, allow: list[list[str]] | None = None,
-                 sweep: str = "group", python: str = sys.executable, user: int | None = None) -> None:
+                 sweep: str = "group", python: str = sys.executable, user: int | None = None,
+                 root: Path = ROOT) -> None:
         self.repo, self.key = repo, os.urandom(32)
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-               "PYTHONPATH": str(ROOT)}
+               "PYTHONPATH": str(root)}
         self.proc = subprocess.Popen(
             [python, "-m", "sandbox.server", "--repo", str(repo), "--base", base,
              "--report-dir", str(report_dir), "--sweep", sweep],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT, env=env, user=user)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=root, env=env, user=user)
         self.next_id = 0
         self.send_line(json.dumps({"hello": {"key": self.key.hex(), "allow": allow or []}}).encode() + b"\n")
         call_id, self.ready = decode_result(self.read_line(), self.key)
@@ -320,8 +321,12 @@ def test_uid_sweep_as_unprivileged_user_with_readonly_git() -> None:
         os.chown(top / "repo" / "escape.py", uid, uid)
         (top / "reports").mkdir()
         os.chown(top / "reports", uid, uid)
+        # The checkout may sit where uid cannot enter (a 0700 temp dir): give it its own copy of the server.
+        shutil.copytree(ROOT / "sandbox", top / "lib" / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
+        for path in [top / "lib", *(top / "lib").rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
         client = Client(top / "repo", base, top / "reports", allow=[["python3", "escape.py"]],
-                        sweep="uid", python="/usr/bin/python3", user=uid)
+                        sweep="uid", python="/usr/bin/python3", user=uid, root=top / "lib")
         try:
             assert client.ready.data["sweep"] == "uid"
             pidfile = top / "repo" / "escapee.pid"

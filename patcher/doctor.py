@@ -1,7 +1,8 @@
 """`patcher doctor`: one line per thing patcher needs, each saying what to do when it is missing.
 
-Exit code 3 when the Docker daemon or the sandbox image is missing; the model endpoint only warns,
-since `patcher verify` and the offline engine need no model.
+Exit code 3 when the Docker daemon, the sandbox image or a host program patcher calls is missing; the
+model endpoint only warns, since `patcher verify` and the offline engine need no model, and so do the
+programs only the test suite calls.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Literal
 
 import docker
 
+from patcher import hostdeps
 from patcher.errors import EnvironmentUnavailable
 from patcher.image import docker_client, docker_host, image_status
 
@@ -43,6 +45,7 @@ def run_doctor() -> tuple[list[Check], int]:
         with closing(client):
             checks = [_daemon_check(client), _image_check(client)]
     checks.append(model_check())
+    checks.extend(host_program_checks())
     failed = any(check.status == "FAIL" for check in checks)
     return checks, 3 if failed else 0
 
@@ -55,6 +58,21 @@ def _daemon_check(client: docker.DockerClient) -> Check:
 def _image_check(client: docker.DockerClient) -> Check:
     ok, message = image_status(client)
     return Check("ok" if ok else "FAIL", "sandbox image", message)
+
+
+def host_program_checks() -> list[Check]:
+    """One line per host program from the shared list: FAIL for what patcher calls, warn for test-only ones."""
+    gone = {p.name for p in hostdeps.missing()}
+    checks = []
+    for program in hostdeps.PROGRAMS:
+        name = f"host program {program.name}"
+        if program.name not in gone:
+            checks.append(Check("ok", name, f"found ({program.why})"))
+            continue
+        status: Literal["warn", "FAIL"] = "FAIL" if program.needed_by == "product" else "warn"
+        checks.append(Check(status, name, f"missing, {program.why}: install it with "
+                                          f"`apt-get install -y {program.package}` (or run scripts/setup.sh)"))
+    return checks
 
 
 def model_check() -> Check:

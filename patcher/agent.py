@@ -95,12 +95,13 @@ class Agent:
         for call in calls:
             obs = self.otel.execute_tool(call, partial(dispatch, call, self.box, self.allowlist))
             self.stats.tool_calls += 1
-            text = prompts.render("observation", is_error=obs.is_error, text=obs.text)
+            stop = stop or guards.after_tool_call(call.name, obs.args, obs.text)
+            note = guards.repeat_note(call.name, obs.args)
+            text = prompts.render("observation", is_error=obs.is_error, text=obs.text, note=note)
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
             self.trace.emit("tool_call", round=self.stats.rounds, call_id=call.id, tool=call.name, args=obs.args,
                             is_error=obs.is_error, result=text[:2000], duration_ms=round(obs.duration_ms, 2),
                             repaired=obs.repaired)
-            stop = stop or guards.after_tool_call(call.name, obs.args, text)
         return stop
 
     def _record(self, reply: ModelReply, guards: Guards) -> list[ToolCall]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,23 @@ class Limits(BaseModel):
     timeout_s: float = Field(default=900.0, gt=0, description="Wall-clock seconds allowed for the agent phase.")
     repeat_limit: int = Field(default=3, ge=2, description="The Nth same call with an unchanged result stops the run.")
     context_tokens: int = Field(default=48_000, ge=2_000, description="Estimated prompt size kept under.")
+
+
+_VOLATILE = (
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|us|µs|ns|sec|secs|seconds)\b"), "<duration>"),
+    (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "0x<address>"),
+    (re.compile(r"/tmp/[^\s:'\"),\]]+"), "/tmp/<path>"),
+)
+REPEAT_NOTE = ("note: this call and its result are the same as last time ({count} of {limit}); the same call "
+               "again with no change in between ends the run. Change the code, look somewhere else, or stop "
+               "and say why.")
+
+
+def normalized(result: str) -> str:
+    """A result with its volatile parts (durations, memory addresses, temporary paths) made constant."""
+    for pattern, stand_in in _VOLATILE:
+        result = pattern.sub(stand_in, result)
+    return result
 
 
 def call_key(tool: str, args: Any) -> str:
@@ -54,12 +72,19 @@ class Guards:
             self.cost_usd += cost
 
     def after_tool_call(self, tool: str, args: Any, result: str) -> tuple[str, str] | None:
-        """A repeat is the same call returning the same result; a changed result is polling, not a repeat."""
+        """A repeat is the same call returning the same result (timings aside); a changed result is polling."""
         key = call_key(tool, args)
-        digest = hashlib.sha256(result.encode()).hexdigest()
+        digest = hashlib.sha256(normalized(result).encode()).hexdigest()
         last_digest, count = self._seen.get(key, ("", 0))
         count = count + 1 if digest == last_digest else 1
         self._seen[key] = (digest, count)
         if count >= self.limits.repeat_limit:
             return "repeated_call", f"{tool} was called {count} times with the same arguments and the same result"
+        return None
+
+    def repeat_note(self, tool: str, args: Any) -> str | None:
+        """For the last repeat the guard still lets through: say so, and what to do instead."""
+        count = self._seen.get(call_key(tool, args), ("", 0))[1]
+        if count >= 2 and count == self.limits.repeat_limit - 1:
+            return REPEAT_NOTE.format(count=count, limit=self.limits.repeat_limit)
         return None

@@ -17,7 +17,7 @@ import pytest
 
 from patcher import prompts
 from patcher.agent import Agent, AgentResult
-from patcher.guards import Limits
+from patcher.guards import Limits, normalized
 from patcher.intake import StagedRepo, stage_repo
 from patcher.llm import OpenAIModel, estimate_tokens
 from patcher.sandbox import Sandbox, diff_of
@@ -214,6 +214,35 @@ def test_polling_a_changing_result_is_not_a_repeat(run_agent: Callable[..., Run]
     r = run_agent([poll] * 4 + [reply("done")], Limits(max_rounds=10, repeat_limit=3))
     assert (r.result.reason, r.result.tool_calls) == ("finished", 4)
     assert len({e["result"] for e in r.of_type("tool_call")}) == 4
+
+
+TIMED = ("python -c \"import time, tempfile; t = time.perf_counter(); d = tempfile.mkdtemp(); "
+         "print(f'1 failed in {time.perf_counter() - t + 0.01:.4f}s at 0x{id(t):x} in {d}')\"")
+
+
+def test_a_result_that_differs_only_in_timing_is_still_a_repeat(run_agent: Callable[..., Run]) -> None:
+    timed = reply(None, [("run_test", {"command": TIMED})])
+    r = run_agent([timed] * 4 + [reply("done")], Limits(max_rounds=10, repeat_limit=3))
+    assert (r.result.reason, r.result.rounds) == ("repeated_call", 3)
+    results = [e["result"] for e in r.of_type("tool_call")]
+    assert len(set(results)) == 3, "the raw outputs differ (timing, address, temp path); the guard saw one"
+
+
+def test_the_last_allowed_repeat_says_so_before_the_guard_stops_the_next(run_agent: Callable[..., Run]) -> None:
+    same = reply(None, [("run_test", {"command": TIMED})])
+    r = run_agent([same, same, reply("done")], Limits(max_rounds=10, repeat_limit=3))
+    assert r.result.reason == "finished"
+    first, second = r.tool_messages(2)
+    assert "same as last time" not in first["content"]
+    assert "note: this call and its result are the same as last time (2 of 3)" in second["content"]
+    assert "ends the run" in second["content"]
+
+
+def test_normalized_keeps_what_is_not_volatile() -> None:
+    assert normalized("3 passed in 0.03s; took 12 ms") == "3 passed in <duration>; took <duration>"
+    assert normalized("<obj at 0x7f3a2b1c9d80> /tmp/pytest-of-root/pytest-4/x.py:3") == \
+        "<obj at 0x<address>> /tmp/<path>:3"
+    assert normalized("1764582934123456789 items, line 42") == "1764582934123456789 items, line 42"
 
 
 def prompt_tokens(request: dict[str, Any]) -> int:

@@ -133,7 +133,9 @@ def test_call_key_sorts_keys_at_every_level() -> None:
 def test_prompt_templates_refuse_a_missing_variable() -> None:
     with pytest.raises(jinja2.UndefinedError):
         prompts.render("task", traceback="Traceback …")
-    assert prompts.render("observation", is_error=True, text="no such file") == "[error] no such file"
+    assert prompts.render("observation", is_error=True, text="no such file", note=None) == "[error] no such file"
+    with pytest.raises(jinja2.UndefinedError):
+        prompts.render("observation", is_error=True, text="no such file")
 
 
 def test_a_malformed_answer_mid_run_is_a_model_error(run_agent: Callable[..., Run]) -> None:

@@ -61,6 +61,8 @@ class JobRequest(BaseModel):
     """The crash report text (size limited by the server's settings)."""
     test_command: str | None = Field(None, min_length=1, max_length=4096)
     """Command that reproduces the crash inside the sandbox."""
+    suite_command: str | None = Field(None, min_length=1, max_length=4096)
+    """Pass-to-pass suite; default: [tool.patcher] suite of the repository, else `python -m pytest -q`."""
     limits: Limits = Field(default_factory=Limits)
     """Agent guards: rounds, cost, time."""
 
@@ -219,10 +221,8 @@ class JobService:
     def _sign(self, job: Job, review: Review | None) -> dict[str, Any]:
         approval = None if review is None else Approval(decision=review.decision, who=review.who,  # type: ignore[arg-type]
                                                         when=review.when, comment=review.comment)
-        from .pipeline import JobSpec
-
         assert job.result is not None
-        suite = job.spec.get("suite_command") or JobSpec.model_fields["suite_command"].default
+        suite = (job.result.get("verification") or {}).get("pass_to_pass", {}).get("command")
         envelope = attest(job.result, self.key, image=self.settings.sandbox_image, suite_command=suite,
                           approval=approval)
         path = self.job_dir(job.id) / "attestation.json"

@@ -49,11 +49,16 @@ def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
     raise typer.Exit(result.exit_code)
 
 
+SUITE_HELP = ("Command that runs the pass-to-pass suite (default: [tool.patcher] suite in pyproject.toml, else "
+              "python -m pytest -q).")
+
+
 @app.command()
 def fix(
     repo: Annotated[str, typer.Argument(help="Local work tree or git URL.")],
     traceback: Annotated[str, typer.Option("--traceback", help="File with the traceback, or - for stdin.")],
     test: Annotated[str | None, typer.Option("--test", help="Command that reproduces the crash.")] = None,
+    suite: Annotated[str | None, typer.Option("--suite", help=SUITE_HELP)] = None,
     ref: Annotated[str | None, typer.Option("--ref", help="Commit, branch or tag (default: the work tree).")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Model name (env PATCHER_MODEL).")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
@@ -77,8 +82,8 @@ def fix(
         text = _read_input(traceback, "traceback")
         wants_model = engine in ("agent", "auto") or (engine is None and (model_in_env() or model or base_url))
         config = ModelConfig.from_env(model=model, base_url=base_url) if wants_model else None
-        spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, model=config, engine=engine,
-                       setup=setup,
+        spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, suite_command=suite, model=config,
+                       engine=engine, setup=setup,
                        limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
     except PatcherError as e:
         _fail(e)
@@ -93,6 +98,7 @@ def verify_cmd(
     patch: Annotated[str, typer.Option("--patch", help="The diff to verify, or - for stdin.")],
     ref: Annotated[str | None, typer.Option("--ref")] = None,
     test: Annotated[str | None, typer.Option("--test", help="Command that reproduces the crash.")] = None,
+    suite: Annotated[str | None, typer.Option("--suite", help=SUITE_HELP)] = None,
     traceback: Annotated[str | None, typer.Option("--traceback", help="The crash it claims to fix.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -105,7 +111,7 @@ def verify_cmd(
     except PatcherError as e:
         _fail(e)
     with err.status("verifying", spinner="dots") as status:
-        result = verify_patch(repo, diff, ref=ref, test_command=test, traceback=tb,
+        result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
                               progress=lambda phase: status.update(phase))
     _emit(result, as_json, None)
 

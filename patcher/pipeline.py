@@ -23,6 +23,7 @@ from .frames import map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel
+from .repoconfig import Effective, effective
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
 from .sandbox import diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
@@ -57,7 +58,8 @@ class JobSpec(BaseModel):
     ref: str | None = Field(None, description="Commit, branch or tag; default: the work tree as it is.")
     traceback: str = Field(description="The crash report text.")
     test_command: str | None = Field(None, description="Command that reproduces the crash (the user's --test).")
-    suite_command: str = Field("python -m pytest -q", description="Runs the repo's tests for pass-to-pass.")
+    suite_command: str | None = Field(None, description="Runs the repo's tests for pass-to-pass (the user's "
+                                      "--suite); default: [tool.patcher] suite, else `python -m pytest -q`.")
     model: ModelConfig | None = Field(None, description="Model settings; None reads the environment when needed.")
     limits: Limits = Field(default_factory=Limits, description="Agent guards.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Container settings.")
@@ -87,8 +89,9 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     progress("reading the traceback and the repository")
     parsed = parse_traceback(spec.traceback)
     staged = _stage(held, spec.repo, spec.ref)
-    job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress,
-                   spec.setup)
+    settings = _settings(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
+    job = _prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace, progress,
+                   settings.setup)
     if isinstance(job, JobResult):
         return job
     engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
@@ -101,7 +104,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     llm = llm or OpenAIModel(model or ModelConfig.from_env())
     progress("agent at work in the sandbox")
     with job.open_box(staged) as box:
-        agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox))
+        agent = Agent(llm, box, trace, spec.limits, _allowlist(settings.sandbox))
         outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
         diff = diff_of(box)
     summary = _summary(outcome, tried)
@@ -118,7 +121,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
 
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
                  traceback: str | None = None, sandbox: SandboxConfig | None = None,
-                 suite_command: str = "python -m pytest -q", trace_dir: Path | None = None,
+                 suite_command: str | None = None, trace_dir: Path | None = None,
                  progress: Progress = lambda _: None) -> JobResult:
     """`patcher verify`: the same baseline and verification as a job, on a diff from elsewhere."""
     trace = _open_trace(trace_dir, "verify-")
@@ -128,10 +131,13 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         parsed = parse_traceback(traceback) if traceback else None
         if not diff.strip():
             raise BadInput("the patch is empty")
-        if parsed is None and not test_command:
-            raise BadInput("say how the crash reproduces: --test CMD, or --traceback FILE naming a failing test")
         staged = _stage(held, repo, ref)
-        job = _prepare(staged, parsed, test_command, sandbox or SandboxConfig(), suite_command, trace, progress)
+        settings = _settings(trace, staged, test_command, suite_command, None, sandbox or SandboxConfig())
+        if parsed is None and not settings.test_command:
+            raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
+                           "--traceback FILE naming a failing test")
+        job = _prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace,
+                       progress, settings.setup)
         if isinstance(job, JobResult):
             return job
         progress("verifying the diff in a fresh container")
@@ -198,16 +204,17 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
     before = base.repro.outcome if base.repro else "not_run"
     if repro and not base.reproduced:
         return _finish(trace, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
-                       verification=empty_verification(repro, before))
+                       verification=empty_verification(repro, before, suite_command))
     if not base.suite_usable:
         return _finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
                        "the base code, so no fix could be checked for regressions; pass a suite that runs",
-                       verification=empty_verification(repro, before))
+                       verification=empty_verification(repro, before, suite_command))
     return _Job(parsed, repro, exc_type, open_box, suite_command, base)
 
 
 def _verify(job: _Job, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
     ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command)
+    ver.pass_to_pass["command"] = job.suite_command
     _emit_runs(trace, "verify", ver.runs)
     trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
                reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
@@ -260,6 +267,15 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
     elif not small:
         return _finish(trace, staged, "no_change", found.summary(), agent=summary)
     return found.tried
+
+
+def _settings(trace: Trace, staged: StagedRepo, test: str | None, suite: str | None, setup: str | None,
+              sandbox: SandboxConfig) -> Effective:
+    """Flags over `[tool.patcher]` of the base tree over defaults; the trace says which came from where."""
+    settings = effective(staged.path, test, suite, setup, sandbox)
+    trace.emit("settings", test_command=settings.test_command, suite_command=settings.suite_command,
+               setup=settings.setup, allowlist=settings.sandbox.allowlist, sources=settings.sources)
+    return settings
 
 
 def _allowlist(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:

@@ -13,9 +13,11 @@ from typing import Any
 ERROR_REASONS = {"bad_input", "sandbox_error", "model_error", "setup_failed"}
 
 
-def empty_verification(repro_command: str | None = None, before: str = "not_run") -> dict[str, Any]:
+def empty_verification(repro_command: str | None = None, before: str = "not_run",
+                       suite_command: str | None = None) -> dict[str, Any]:
     return {"reproduction": {"command": repro_command, "before": before, "after": "not_run"},
-            "fail_to_pass": [], "pass_to_pass": {"total": 0, "regressions": []}, "flaky": [], "duration_s": 0.0}
+            "fail_to_pass": [], "pass_to_pass": {"total": 0, "regressions": [], "command": suite_command},
+            "flaky": [], "duration_s": 0.0}
 
 
 @dataclass

@@ -45,7 +45,8 @@ _LOCATION = re.compile(r"(?P<file>(?:[A-Za-z]:)?[^\s:=<][^:=]*?\.\w+|<[^>]+>):(?
 _NOISE = re.compile(r"\s*(?:[~^]+|\.\.\.<\d+ lines?>\.\.\.|\[Previous line repeated \d+ more times?\])\s*$")
 _EXC = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.(?:<locals>|[A-Za-z_]\w*))*)(?::(?: (?P<msg>.*))?)?\s*$")
 _E_LINE = re.compile(r"E(?: (?P<text>.*))?$")
-_SUMMARY = re.compile(r"(?:FAILED|ERROR) (?P<node>[^\s:]+\.py(?:::[^\s:\[]+)*(?:\[[^\]]*\])?)(?: - (?P<msg>.*))?\s*$")
+_SUMMARY = re.compile(r"(?:SUB)?(?:FAILED|ERROR)(?:\(.*\))? "  # pytest 9 subtests: SUBFAILED(params) node
+                      r"(?P<node>[^\s:]+\.py(?:::[^\s:\[]+)*(?:\[[^\]]*\])?)(?: - (?P<msg>.*))?\s*$")
 _PROGRESS = re.compile(r"(?P<node>\S+?\.py::\S+) (?:FAILED|ERROR)\b")
 _LOG_RECORD = re.compile(r"\[?\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
 _DEF = re.compile(r"\s*(?:async\s+)?def\s+(?P<name>\w+)")

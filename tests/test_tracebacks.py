@@ -660,6 +660,15 @@ def test_pytest_summary_lines() -> None:
     assert truncated.exception is None  # a cut-off type is no type
 
 
+def test_pytest_9_subtest_summary_lines_name_their_tests() -> None:
+    parsed = parse_traceback(
+        "SUBFAILED(iterable=range(0, 4)) tests/test_more.py::LastTests::test_basic - V...\n"
+        "SUBFAILED(args=(range(0, 1), None)) tests/test_more.py::LastTests::test_default\n"
+    )
+    assert parsed.failing_tests == ["tests/test_more.py::LastTests::test_basic",
+                                    "tests/test_more.py::LastTests::test_default"]
+
+
 def test_log_prefixes() -> None:
     plain = load("plain.txt")
     other_worker = "[worker-4] GET /health 200\n"

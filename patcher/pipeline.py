@@ -27,6 +27,7 @@ from .repoconfig import Effective, effective
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
 from .sandbox import diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
+from .sandbox.pool import BoxPool
 from .sandbox.reaper import reap
 from .task import reproduction_command, task_text
 from .testruns import TestRun
@@ -84,14 +85,14 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held))
 
 
-def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: list[StagedRepo]) -> JobResult:
+def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Held) -> JobResult:
     model = spec.model
     progress("reading the traceback and the repository")
     parsed = parse_traceback(spec.traceback)
     staged = _stage(held, spec.repo, spec.ref)
     settings = _settings(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
     job = _prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace, progress,
-                   settings.setup)
+                   held, settings.setup)
     if isinstance(job, JobResult):
         return job
     engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
@@ -127,7 +128,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     trace = _open_trace(trace_dir, "verify-")
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
 
-    def check(held: list[StagedRepo]) -> JobResult:
+    def check(held: Held) -> JobResult:
         parsed = parse_traceback(traceback) if traceback else None
         if not diff.strip():
             raise BadInput("the patch is empty")
@@ -137,7 +138,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")
         job = _prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace,
-                       progress, settings.setup)
+                       progress, held, settings.setup)
         if isinstance(job, JobResult):
             return job
         progress("verifying the diff in a fresh container")
@@ -148,20 +149,28 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     return _guarded(trace, check)
 
 
-def _guarded(trace: Trace, body: Callable[[list[StagedRepo]], JobResult]) -> JobResult:
-    """Runs a job body: a PatcherError becomes the result; the staging copy and the trace always close."""
-    held: list[StagedRepo] = []
+Held = list[StagedRepo | BoxPool]
+"""What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
+
+
+def _guarded(trace: Trace, body: Callable[[Held], JobResult]) -> JobResult:
+    """Runs a job body: a PatcherError becomes the result; the staging copy, spare boxes and trace always close."""
+    held: Held = []
     try:
         return body(held)
     except PatcherError as e:
-        return _finish(trace, held[0] if held else None, e.reason, str(e), exit_code=e.exit_code)
+        staged = held[0] if held and isinstance(held[0], StagedRepo) else None
+        return _finish(trace, staged, e.reason, str(e), exit_code=e.exit_code)
     finally:
-        for staged in held:
-            staged.cleanup()
+        for thing in reversed(held):
+            if isinstance(thing, StagedRepo):
+                thing.cleanup()
+            else:
+                thing.close()
         trace.close()
 
 
-def _stage(held: list[StagedRepo], repo: str, ref: str | None) -> StagedRepo:
+def _stage(held: Held, repo: str, ref: str | None) -> StagedRepo:
     staged = stage_repo(repo, ref)
     held.append(staged)
     return staged
@@ -178,7 +187,8 @@ class _Job:
 
 
 def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
-             suite_command: str, trace: Trace, progress: Progress, setup: str | None = None) -> _Job | JobResult:
+             suite_command: str, trace: Trace, progress: Progress, held: Held, setup: str | None = None
+             ) -> _Job | JobResult:
     """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
     when the job ends here."""
     if parsed is not None:
@@ -194,8 +204,12 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         trace.emit("environment", image=image, base_image=cfg.image)
         cfg = cfg.model_copy(update={"image": image})
 
+    pool = BoxPool(client)  # the next box starts while this one works: baseline, agent, verification
+    held.append(pool)
+    pool.warm(cfg)
+
     def open_box(tree: StagedRepo) -> DockerSandbox:
-        return DockerSandbox(tree, cfg, client)
+        return DockerSandbox(tree, cfg, client, pool)
 
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
     base = run_baseline(staged, repro, exc_type, open_box, suite_command)

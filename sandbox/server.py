@@ -1,4 +1,4 @@
-"""The resident tool server: `python3 -m sandbox.server --repo PATH --base COMMIT [--report-dir DIR]
+"""The resident tool server: `python3 -m sandbox.server --repo PATH [--base COMMIT] [--report-dir DIR]
 [--sweep uid|group]`.
 
 Speaks protocol.py's JSON lines on stdin/stdout: a hello carrying the signing key, then one signed
@@ -90,19 +90,22 @@ def private_stdio() -> tuple[BinaryIO, BinaryIO]:
     return inp, out
 
 
-def read_hello(inp: BinaryIO) -> tuple[bytes, tuple[tuple[str, ...], ...]]:
-    """The signing key and extra allowlist entries from the first line."""
+def read_hello(inp: BinaryIO) -> tuple[bytes, tuple[tuple[str, ...], ...], str | None]:
+    """The signing key, extra allowlist entries and (for a box started before its job) the base commit."""
     try:
         hello = json.loads(inp.readline())["hello"]
         key = bytes.fromhex(hello["key"])
         extra = tuple(tuple(prefix) for prefix in hello.get("allow") or ())
-    except (ValueError, KeyError, TypeError) as e:
+        base = hello.get("base")
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ProtocolError(f"bad hello line: {e!r}") from e
+    if base is not None and not (isinstance(base, str) and base):
+        raise ProtocolError("bad hello line: base must be a commit id")
     if len(key) < 16:
         raise ProtocolError("bad hello line: the key must be at least 16 bytes")
     if not all(prefix and all(isinstance(a, str) and a for a in prefix) for prefix in extra):
         raise ProtocolError("bad hello line: allow must be a list of non-empty lists of strings")
-    return key, extra
+    return key, extra, base
 
 
 def _request_id(line: bytes) -> int:
@@ -165,7 +168,7 @@ def _sweep_mode(requested: str) -> str:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python3 -m sandbox.server", description=__doc__)
     parser.add_argument("--repo", required=True, help="repository the tools work on")
-    parser.add_argument("--base", required=True, help="commit git_diff compares against")
+    parser.add_argument("--base", help="commit git_diff compares against (else the hello names it)")
     parser.add_argument("--report-dir", default=REPORT_DIR, help="where test reports are written")
     parser.add_argument("--sweep", choices=("uid", "group"), default="group",
                         help="after a test, kill every process of our uid (container) or our descendants")
@@ -177,14 +180,18 @@ def main(argv: list[str] | None = None) -> int:
     harden()
     inp, out = private_stdio()
     try:
-        key, extra = read_hello(inp)
+        key, extra, base = read_hello(inp)
     except ProtocolError as e:
         log(str(e))
+        return 2
+    base = base or args.base
+    if not base:
+        log("no base commit: pass --base or name it in the hello")
         return 2
     if not os.path.isdir(args.repo):  # checked after the hello: the host copies the repo in before sending it
         log(f"--repo {args.repo} is not a directory")
         return 2
-    ctx = tools.Context(repo=os.path.realpath(args.repo), base=args.base, report_dir=args.report_dir,
+    ctx = tools.Context(repo=os.path.realpath(args.repo), base=base, report_dir=args.report_dir,
                         allow=DEFAULT_ALLOWLIST + extra, sweep=_sweep_mode(args.sweep))
     ready = ToolResult(is_error=False, output="ready", data={"sweep": ctx.sweep, "pid": os.getpid()})
     try:

@@ -35,9 +35,10 @@ class Channel:
         self._buf = bytearray()
         self._next_id = 0
 
-    def hello(self, allow: list[list[str]], timeout_s: float) -> None:
+    def hello(self, allow: list[list[str]], timeout_s: float, base: str | None = None) -> None:
         extra = [list(p) for p in allow if tuple(p) not in DEFAULT_ALLOWLIST]
-        self._send((json.dumps({"hello": {"key": self._key.hex(), "allow": extra}}) + "\n").encode())
+        hello = {"key": self._key.hex(), "allow": extra, **({"base": base} if base else {})}
+        self._send((json.dumps({"hello": hello}) + "\n").encode())
         call_id, result = self._read_result(time.monotonic() + timeout_s)
         if call_id != 0 or result.is_error:
             raise SandboxError(f"tool server did not start: {result.output}")

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import docker
 import docker.errors
-from docker.types import LogConfig, Ulimit
 
 from sandbox.protocol import Request, ToolResult
 
@@ -20,9 +18,7 @@ from ..image import docker_client
 from ..intake import StagedRepo
 from . import deadline_for
 from .channel import Channel
-from .reaper import owner_labels
-
-WORKSPACE = "/workspace"
+from .pool import WORKSPACE, BoxPool, start_blank
 
 
 def require_image(client: docker.DockerClient, image: str) -> None:
@@ -74,10 +70,11 @@ class _AttachStream:
 
 
 class DockerSandbox:
-    """Starts the container (network none, read-only root, tmpfs workspace volume, no capabilities...)."""
+    """Starts the container (network none, read-only root, tmpfs workspace volume, no capabilities...), or
+    takes a blank one already started by a BoxPool, copies the repo in and says hello."""
 
     def __init__(self, staged: StagedRepo, config: SandboxConfig | None = None,
-                 client: docker.DockerClient | None = None) -> None:
+                 client: docker.DockerClient | None = None, pool: BoxPool | None = None) -> None:
         self.config = cfg = config or SandboxConfig()
         self.client = client or docker_client()
         self.base_commit = staged.base_commit
@@ -85,23 +82,16 @@ class DockerSandbox:
         self.volume: Any = None
         self._stream: _AttachStream | None = None
         self._broken = ""
-        labels = owner_labels()
-        name = f"patcher-{secrets.token_hex(6)}"
         try:
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                tar = pool.submit(staged.tar, cfg.uid)  # built while Docker creates and starts the container
-                self.volume = self.client.volumes.create(
-                    name=name, driver="local", labels=labels, driver_opts={
-                        "type": "tmpfs", "device": "tmpfs",
-                        "o": f"size={cfg.workspace_mb}m,uid={cfg.uid},gid={cfg.uid},mode=0700,nosuid,nodev"})
-                self.container = self.client.containers.create(name=name, **self._container_args(name, labels))
-                sock = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-                self._stream = _AttachStream(sock)
-                self.container.start()
+            with ThreadPoolExecutor(max_workers=1) as builder:
+                tar = builder.submit(staged.tar, cfg.uid)  # built while Docker creates and starts the container
+                blank = (pool.take(cfg) if pool else None) or start_blank(self.client, cfg)
+                self.volume, self.container = blank.volume, blank.container
+                self._stream = _AttachStream(blank.socket)
                 # After start: the tmpfs volume is mounted only then; files put before would be hidden under it.
                 self.container.put_archive(WORKSPACE, tar.result())
             self._channel = Channel(self._stream.send, self._stream.recv, cfg.backstop_s)
-            self._channel.hello(cfg.allowlist, timeout_s=30)
+            self._channel.hello(cfg.allowlist, timeout_s=30, base=self.base_commit)
         except docker.errors.ImageNotFound as e:
             self.close()
             raise EnvironmentUnavailable(f"sandbox image {cfg.image} is missing: run `patcher image build`") from e
@@ -111,25 +101,6 @@ class DockerSandbox:
         except BaseException:
             self.close()
             raise
-
-    def _container_args(self, volume: str, labels: dict[str, str]) -> dict[str, Any]:
-        cfg = self.config
-        return {
-            "image": cfg.image,
-            "command": ["python3", "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo",
-                        "--base", self.base_commit, "--sweep", "uid"],
-            "user": f"{cfg.uid}:{cfg.uid}", "stdin_open": True, "tty": False, "init": True,
-            "network_mode": "none", "read_only": True, "ipc_mode": "private",
-            "volumes": {volume: {"bind": WORKSPACE, "mode": "rw"}},
-            "tmpfs": {"/tmp": f"size={cfg.tmp_mb}m,nosuid,nodev"},
-            "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
-            "pids_limit": cfg.pids, "mem_limit": f"{cfg.memory_mb}m", "memswap_limit": f"{cfg.memory_mb}m",
-            "nano_cpus": int(cfg.cpus * 1e9),
-            "ulimits": [Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile), Ulimit(name="core", soft=0, hard=0)],
-            "log_config": LogConfig(type="json-file", config={"max-size": cfg.log_max, "max-file": "1"}),
-            "labels": labels, "working_dir": f"{WORKSPACE}/repo", "use_config_proxy": False,
-            "environment": {"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
-        }
 
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult:
         if self._broken:

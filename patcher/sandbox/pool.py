@@ -1,0 +1,140 @@
+"""Blank boxes started ahead of need, so a job's next box is ready in the time its repo takes to copy in.
+
+A blank is a hardened container (with its tmpfs workspace volume) whose tool server has started and waits
+for its hello; nothing of any job is in it yet. `BoxPool.take(cfg)` hands one over and starts the next in
+the background, so the baseline, agent and verification boxes of a job each skip create + start. Spares
+carry the same owner labels as every box, so the reaper removes them if the orchestrator dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import docker
+import docker.errors
+
+from ..config import SandboxConfig
+from .reaper import owner_labels
+
+WORKSPACE = "/workspace"
+
+
+@dataclass
+class Blank:
+    volume: Any
+    container: Any
+    socket: Any
+    """The attach socket, opened before start so no byte of the server's output is missed."""
+
+    def remove(self) -> None:
+        for sock in (self.socket, getattr(self.socket, "_sock", None)):  # the SDK's SocketIO and the socket
+            with contextlib.suppress(Exception):
+                sock.close()
+        for thing in (self.container, self.volume):
+            with contextlib.suppress(docker.errors.APIError):
+                thing.remove(force=True)
+
+
+def start_blank(client: docker.DockerClient, cfg: SandboxConfig) -> Blank:
+    """Volume, container and attach socket; the container started, its server waiting for a hello."""
+    labels = owner_labels()
+    name = f"patcher-{secrets.token_hex(6)}"
+    volume = client.volumes.create(name=name, driver="local", labels=labels, driver_opts={
+        "type": "tmpfs", "device": "tmpfs",
+        "o": f"size={cfg.workspace_mb}m,uid={cfg.uid},gid={cfg.uid},mode=0700,nosuid,nodev"})
+    blank = Blank(volume, None, None)
+    try:
+        blank.container = client.containers.create(name=name, **container_args(cfg, name, labels))
+        blank.socket = blank.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        blank.container.start()
+    except BaseException:
+        if blank.container is None:
+            with contextlib.suppress(docker.errors.APIError):
+                volume.remove(force=True)
+        else:
+            blank.remove()
+        raise
+    return blank
+
+
+def container_args(cfg: SandboxConfig, volume: str, labels: dict[str, str]) -> dict[str, Any]:
+    from docker.types import LogConfig, Ulimit
+
+    return {
+        "image": cfg.image,
+        "command": ["python3", "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo", "--sweep", "uid"],
+        "user": f"{cfg.uid}:{cfg.uid}", "stdin_open": True, "tty": False, "init": True,
+        "network_mode": "none", "read_only": True, "ipc_mode": "private",
+        "volumes": {volume: {"bind": WORKSPACE, "mode": "rw"}},
+        "tmpfs": {"/tmp": f"size={cfg.tmp_mb}m,nosuid,nodev"},
+        "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
+        "pids_limit": cfg.pids, "mem_limit": f"{cfg.memory_mb}m", "memswap_limit": f"{cfg.memory_mb}m",
+        "nano_cpus": int(cfg.cpus * 1e9),
+        "ulimits": [Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile), Ulimit(name="core", soft=0, hard=0)],
+        "log_config": LogConfig(type="json-file", config={"max-size": cfg.log_max, "max-file": "1"}),
+        "labels": labels, "working_dir": f"{WORKSPACE}/repo", "use_config_proxy": False,
+        "environment": {"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+    }
+
+
+class BoxPool:
+    """Keeps `spares` blanks per sandbox config; thread-safe; `close()` removes what was not taken."""
+
+    def __init__(self, client: docker.DockerClient, spares: int = 1) -> None:
+        self.client, self.spares = client, spares
+        self._lock = threading.Lock()
+        self._waiting: dict[str, list[Future[Blank]]] = {}
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patcher-box-pool")
+        self._closed = False
+
+    def warm(self, cfg: SandboxConfig) -> None:
+        """Start spares for this config in the background (up to `spares` waiting)."""
+        key = cfg.model_dump_json()
+        with self._lock:
+            if self._closed:
+                return
+            queue = self._waiting.setdefault(key, [])
+            while len(queue) < self.spares:
+                queue.append(self._starter.submit(start_blank, self.client, cfg))
+
+    def take(self, cfg: SandboxConfig) -> Blank | None:
+        """A started blank for this config (waiting for one that is still starting), or None; refills."""
+        with self._lock:
+            queue = self._waiting.get(cfg.model_dump_json(), [])
+            future = queue.pop(0) if queue else None
+        self.warm(cfg)
+        if future is None:
+            return None
+        try:
+            blank = future.result()
+        except Exception:  # a spare that failed to start: the caller starts its own and sees the real error
+            return None
+        try:
+            blank.container.reload()
+            if blank.container.status == "running":
+                return blank
+        except docker.errors.APIError:
+            pass
+        blank.remove()  # it died while waiting (daemon restart, OOM): never hand out a broken box
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            futures = [f for queue in self._waiting.values() for f in queue]
+            self._waiting.clear()
+        for future in futures:
+            with contextlib.suppress(Exception):
+                future.result().remove()
+        self._starter.shutdown(wait=True)
+
+    def __enter__(self) -> BoxPool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -100,7 +100,8 @@ def test_a_correct_fix_is_verified_and_applies_to_the_users_tree(
     assert ver["reproduction"] == {"command": "python -m pytest -q tests/test_pagination.py::test_last_page",
                                    "before": "failed", "after": "passed"}
     assert ver["fail_to_pass"] == ["tests/test_pagination.py::test_last_page"]
-    assert ver["pass_to_pass"] == {"total": 2, "regressions": []} and ver["flaky"] == []
+    assert ver["pass_to_pass"] == {"total": 2, "regressions": [], "command": "python -m pytest -q"}
+    assert ver["flaky"] == []
     assert result.files_changed == ["shop/pagination.py"]
     assert result.diff and "+    return [items[i] for i in range(start, min(end, len(items)))]" in result.diff
     (tmp_path / "fix.diff").write_text(result.diff)

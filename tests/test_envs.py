@@ -238,5 +238,5 @@ def test_a_job_on_the_env_image_goes_to_verified(
         result = run_job(spec)
     assert (result.status, result.reason) == ("verified", "verified"), result.message
     assert result.verification["fail_to_pass"] == ["tests/check_clock.py::test_half_past_noon"]
-    assert result.verification["pass_to_pass"] == {"total": 2, "regressions": []}
+    assert result.verification["pass_to_pass"] == {"total": 2, "regressions": [], "command": "python -m pytest -q"}
     assert result.diff and f"+    return \"good morning\" if {FIXED} else" in result.diff

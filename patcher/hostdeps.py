@@ -8,6 +8,7 @@ Standard library only, so setup can run it with the system Python before any ven
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import sys
@@ -24,6 +25,8 @@ class HostProgram:
     """"product" (patcher itself calls it) or "tests" (only the test suite does)."""
     unless_env: str | None = None
     """Not needed when this environment variable is set (dockerd, when DOCKER_HOST names a remote daemon)."""
+    where: str | None = None
+    """A glob where the program lives when it is not on PATH (PostgreSQL's server binaries)."""
 
 
 PROGRAMS = (
@@ -32,12 +35,17 @@ PROGRAMS = (
     HostProgram("debootstrap", "debootstrap", "builds the offline base image when no registry answers", "product"),
     HostProgram("rg", "ripgrep", "serves search_code in the host-side sandbox (LocalSandbox)", "tests"),
     HostProgram("chromium", "chromium", "drives the review pages in the browser tests", "tests"),
+    HostProgram("postgres", "postgresql", "serves the shared job store in the store and worker tests", "tests",
+                where="/usr/lib/postgresql/*/bin/postgres"),
 )
 
 
+def found(program: HostProgram) -> bool:
+    return shutil.which(program.name) is not None or bool(program.where and glob.glob(program.where))
+
+
 def missing(programs: tuple[HostProgram, ...] = PROGRAMS) -> list[HostProgram]:
-    return [p for p in programs
-            if shutil.which(p.name) is None and not (p.unless_env and os.environ.get(p.unless_env))]
+    return [p for p in programs if not found(p) and not (p.unless_env and os.environ.get(p.unless_env))]
 
 
 def install_hint(programs: list[HostProgram]) -> str:

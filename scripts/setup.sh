@@ -45,4 +45,5 @@ if [ ! -x .venv/bin/patcher ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ];
   echo "$wanted" >"$stamp"
 fi
 
+echo "setup: PostgreSQL for the store tests at $(bash scripts/postgres.sh)" >&2
 .venv/bin/patcher image build

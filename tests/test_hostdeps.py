@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import subprocess
 import sys
@@ -25,14 +26,15 @@ def only_python_on_path(tmp_path: Path) -> dict[str, str]:
 
 def test_every_program_the_code_calls_is_listed() -> None:
     names = {p.name for p in hostdeps.PROGRAMS}
-    assert {"git", "rg", "dockerd", "debootstrap", "chromium"} <= names
+    assert {"git", "rg", "dockerd", "debootstrap", "chromium", "postgres"} <= names
     assert all(p.package and p.why and p.needed_by in ("product", "tests") for p in hostdeps.PROGRAMS)
 
 
 def test_missing_names_the_debian_packages(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "patcher.hostdeps", "missing"], cwd=ROOT, capture_output=True,
                          text=True, env=only_python_on_path(tmp_path), check=True)
-    assert set(out.stdout.split()) == {p.package for p in hostdeps.PROGRAMS}
+    off_path = {p.package for p in hostdeps.PROGRAMS if p.where and glob.glob(p.where)}  # found where they live
+    assert set(out.stdout.split()) == {p.package for p in hostdeps.PROGRAMS} - off_path
 
 
 def test_check_fails_with_one_line_per_missing_program(tmp_path: Path) -> None:
@@ -41,7 +43,18 @@ def test_check_fails_with_one_line_per_missing_program(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "`rg` is missing (serves search_code in the host-side sandbox (LocalSandbox)): " \
            "apt-get install -y ripgrep" in out.stderr
-    assert len(out.stderr.splitlines()) == len(hostdeps.PROGRAMS)
+    assert len(out.stderr.splitlines()) == len([p for p in hostdeps.PROGRAMS if not (p.where and glob.glob(p.where))])
+
+
+def test_a_program_off_path_is_found_where_it_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    server = tmp_path / "lib" / "postgresql" / "15" / "bin" / "postgres"
+    program = hostdeps.HostProgram("postgres", "postgresql", "x", "tests",
+                                   where=str(tmp_path / "lib/postgresql/*/bin/postgres"))
+    assert hostdeps.missing((program,)) == [program]
+    server.parent.mkdir(parents=True)
+    server.write_text("")
+    assert hostdeps.missing((program,)) == []
 
 
 def test_dockerd_is_not_needed_with_a_remote_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,13 +1,13 @@
-"""A job's trace as server-sent events, while it grows.
+"""A job's trace as server-sent events, while it grows, from the shared event log (any node, any worker).
 
-Each trace event becomes one SSE message: `id:` its seq, `event:` its type, `data:` the event as one JSON
-line. A client that reconnects with `Last-Event-ID: N` gets the events after N, none twice and none
-missing, because the trace is append-only and numbered. The stream ends after `run_end`; a job that
-ended without one (it failed before its trace began, was cancelled while queued, or its attempts were
-interrupted) ends the stream with one `event: end` message (no id) carrying its state and reason.
+Each trace event becomes one SSE message: `id:` its number in the job (eventlog.py: 1, 2, 3… across
+attempts), `event:` its type, `data:` the event as one JSON line (with its `seq` within the attempt and
+the `attempt`). A client that reconnects with `Last-Event-ID: N` gets the events after N, none twice and
+none missing, also when a crashed worker's job was re-queued in between. The stream ends after `run_end`;
+a job that ended without one (it failed before its trace began, was cancelled while queued, or its
+attempts were interrupted) ends the stream with one `event: end` message (no id) with its state.
 
-When a job is re-queued after a crash, its next attempt writes a new trace whose seq starts again at 1;
-the stream follows the newest trace of the job.
+The log is polled: every POLL_S while events come, backing off to QUIET_POLL_S when none do.
 """
 
 from __future__ import annotations
@@ -15,45 +15,19 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 from .api_service import FINISHED, JobService
 
-POLL_S = 0.2
+POLL_S = 0.1
+QUIET_POLL_S = 1.0
 KEEPALIVE_S = 15.0
-CHUNK = 1 << 20
 
 
-class TraceTail:
-    """The complete lines a growing JSONL file gained since the last read (a torn last line waits)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.pending = b""
-
-    def read(self) -> list[dict[str, Any]]:
-        with self.path.open("rb") as f:
-            f.seek(self.offset)
-            chunk = f.read(CHUNK)
-        self.offset += len(chunk)
-        *lines, self.pending = (self.pending + chunk).split(b"\n")
-        events = []
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict) and isinstance(event.get("seq"), int):
-                events.append(event)
-        return events
-
-
-def message(event: dict[str, Any]) -> str:
+def message(event_id: int, event: dict[str, Any]) -> str:
     data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))  # one line: newlines come escaped
     kind = "".join(ch for ch in str(event.get("type")) if ch.isalnum() or ch == "_")
-    return f"id: {event['seq']}\nevent: {kind}\ndata: {data}\n\n"
+    return f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
 
 
 def parse_last_id(header: str | None) -> int:
@@ -64,34 +38,27 @@ def parse_last_id(header: str | None) -> int:
 
 
 async def stream(service: JobService, job_id: str, last_id: int = 0) -> AsyncIterator[str]:
-    """SSE messages of the job's trace after event `last_id`, until the run ends."""
+    """SSE messages of the job's events after event `last_id`, until the run ends."""
     yield "retry: 1000\n\n"
-    tail: TraceTail | None = None
-    sent = last_id
-    quiet = 0.0
+    sent, wait, quiet = last_id, POLL_S, 0.0
     while True:
-        job = await asyncio.to_thread(service.get, job_id)
-        path = service.trace_file(job_id)
-        if path is not None and (tail is None or tail.path != path):
-            if tail is not None:
-                sent = 0  # a new attempt numbers its events from 1 again
-            tail = TraceTail(path)
-        events = tail.read() if tail is not None else []
-        for event in events:
-            if event["seq"] > sent:
-                sent = event["seq"]
-                yield message(event)
-                if event.get("type") == "run_end":
-                    return
-        if job.state in FINISHED and not events:
+        job = await asyncio.to_thread(service.get, job_id)  # before reading: no event can slip past the end
+        events = await asyncio.to_thread(service.events.after, job_id, sent)
+        for event_id, event in events:
+            sent = event_id
+            yield message(event_id, event)
+            if event.get("type") == "run_end":
+                return
+        if events:
+            wait, quiet = POLL_S, 0.0
+            continue
+        if job.state in FINISHED:
             final = {"id": job.id, "state": job.state, "message": job.error or (job.result or {}).get("message")}
             yield f"event: end\ndata: {json.dumps(final)}\n\n"
             return
-        if events:
-            quiet = 0.0
-            continue
-        await asyncio.sleep(POLL_S)
-        quiet += POLL_S
+        await asyncio.sleep(wait)
+        quiet += wait
+        wait = min(wait * 2, QUIET_POLL_S)
         if quiet >= KEEPALIVE_S:
             quiet = 0.0
             yield ": keepalive\n\n"

@@ -10,8 +10,9 @@ and its kin) and become HTTP codes only in `api.py`.
     ├── Conflict                 409  e.g. a review of a job that is not verified
     └── TooLarge                 413  a traceback over the size limit
 
-Files of a job live in HOME/jobs/<id>/: the trace of each attempt (`*.jsonl`, the newest is the current
-one) and `attestation.json`, the signed record, signed again when a review is recorded.
+A job's events are rows of the shared event log (eventlog.py), so any node streams and shows any job; the
+worker that runs an attempt also keeps its trace file in its own HOME/jobs/<id>/, where the API node
+keeps `attestation.json`, the signed record, signed again when a review is recorded.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .attest import Approval, AttestConfig, attest, statement_of
 from .errors import BadInput
+from .eventlog import EventLog
 from .guards import Limits
 from .jobs import PoolConfig, WorkerPool
 from .settings import ServerSettings
@@ -84,6 +86,7 @@ class JobService:
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
         self.store = Store(settings.store_url())
+        self.events = EventLog(self.store.engine)
         self.model = settings.model_settings()
         self.key = AttestConfig(signing_key=settings.key_path())
         self.pool = WorkerPool(self.store, self.run, PoolConfig(
@@ -171,17 +174,25 @@ class JobService:
         request = JobRequest.model_validate(spec)
         job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
                            sandbox=SandboxConfig(image=self.settings.sandbox_image))
-        return run_job(job_spec).as_json()
+        job = self.get(job_id)
+        token, attempt = job.token or "", job.attempts
+        return run_job(job_spec, on_event=lambda event: self._log_event(job_id, token, attempt, event)).as_json()
+
+    def _log_event(self, job_id: str, token: str, attempt: int, event: dict[str, Any]) -> None:
+        # False once the claim is lost: this attempt's events (like its result) no longer count, and the
+        # pool's heartbeat has already asked it to stop.
+        self.events.append(job_id, token, attempt, event)
+
+    def current_events(self, job_id: str) -> list[dict[str, Any]]:
+        """The events of the job's newest attempt, from the shared log (any node)."""
+        events = [event for _, event in self.events.after(job_id, 0, limit=100_000)]
+        newest = max((e.get("attempt", 1) for e in events), default=1)
+        return [e for e in events if e.get("attempt", 1) == newest]
 
     def job_dir(self, job_id: str) -> Path:
         if not re.fullmatch(r"[A-Za-z0-9-]{1,40}", job_id):
             raise UnknownJob(f"no job {job_id}")
         return self.settings.home / "jobs" / job_id
-
-    def trace_file(self, job_id: str) -> Path | None:
-        """The trace of the job's current attempt, None before it starts."""
-        files = list(self.job_dir(job_id).glob("*.jsonl"))
-        return max(files, key=lambda p: (p.stat().st_mtime_ns, p.name)) if files else None
 
     # reviews and records
 

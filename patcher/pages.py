@@ -25,7 +25,6 @@ from pygments.lexers import DiffLexer
 from .api_auth import AuthError, who_is
 from .api_service import FINISHED, JobService
 from .errors import BadInput
-from .trace import read_events
 
 router = APIRouter(include_in_schema=False)
 TEMPLATES = Path(__file__).parent / "web" / "templates"
@@ -95,8 +94,7 @@ def _job_page(service: JobService, job_id: str, error: str | None = None, status
         return render("missing.html", 404, job_id=job_id)
     result = job.result or {}
     diff = result.get("diff")
-    trace = service.trace_file(job_id)
-    events = read_events(trace) if trace is not None else []
+    events = service.current_events(job_id)
     return render("job.html", status, job=job, summary=service.summary(job), result=result,
                   diff=Markup(highlight(diff, DiffLexer(), HtmlFormatter(cssclass="diff"))) if diff else None,
                   verification=result.get("verification"), agent=result.get("agent"),

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,10 +75,12 @@ class JobSpec(BaseModel):
                               "default: read from pyproject.toml, requirements*.txt, setup.cfg/setup.py.")
 
 
-def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None) -> JobResult:
+def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None,
+            on_event: Callable[[dict[str, Any]], None] | None = None) -> JobResult:
+    """The whole job; `on_event` also gets every trace event (the server's shared event log)."""
     model = spec.model
     secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
-    trace = _open_trace(spec.trace_dir, "", Redactor(secret_values))
+    trace = _open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
                limits=spec.limits.model_dump())
@@ -242,9 +244,11 @@ def _emit_runs(trace: Trace, phase: str, runs: list[tuple[str, TestRun]]) -> Non
                    duration_ms=round(run.duration_ms, 1))
 
 
-def _open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None) -> Trace:
+def _open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None,
+                on_event: Callable[[dict[str, Any]], None] | None = None) -> Trace:
     run_id = time.strftime(f"%Y%m%d-%H%M%S-{kind}") + secrets.token_hex(3)
-    return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]))
+    return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]),
+                 on_event)
 
 
 def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str:

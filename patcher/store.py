@@ -8,7 +8,7 @@ Claiming is a compare-and-set (`UPDATE … WHERE state = 'queued'`) in a transac
 begins IMMEDIATE (one writer at a time, others wait out the busy timeout) and elsewhere selects
 `FOR UPDATE SKIP LOCKED`, so no two workers ever run one job. Each claim carries a fresh token: heartbeat
 and finish match it, so a worker whose job was recovered after its lease lapsed cannot overwrite the
-next attempt. Events are the trace file, not rows here.
+next attempt. Job events are rows of eventlog.py, beside these tables.
 
     BadInput
     ├── UnknownJob             no job with that id

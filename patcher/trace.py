@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 REDACTED = "[REDACTED]"
 _SECRET_WORDS = {"apikey", "token", "password", "passwd", "passphrase", "secret", "secrets", "authorization",
@@ -103,9 +106,12 @@ class Redactor:
 class Trace:
     """Append-only event writer; each event is one line, written with one write() before the next step runs."""
 
-    def __init__(self, path: Path, run_id: str, redactor: Redactor | None = None) -> None:
+    def __init__(self, path: Path, run_id: str, redactor: Redactor | None = None,
+                 sink: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.path, self.run_id = path, run_id
         self.redact = redactor or Redactor()
+        self.sink = sink
+        """Also gets each event (redacted, in seq order) after it is on disk: the server's shared event log."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._seq = 0
@@ -124,6 +130,11 @@ class Trace:
             written = os.write(self._fd, data)
             while written < len(data):  # a regular file takes it all at once; a short write is finished off
                 written += os.write(self._fd, data[written:])
+            if self.sink is not None:
+                try:
+                    self.sink(json.loads(data))
+                except Exception:  # the file is the black box; a sink that fails must not end the job
+                    log.exception("trace %s: the event sink failed at seq %d", self.run_id, self._seq)
         return event
 
     def __enter__(self) -> Trace:

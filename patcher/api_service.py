@@ -21,6 +21,7 @@ import json
 import os
 import re
 import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -88,10 +89,15 @@ class JobService:
         self.store = Store(settings.store_url())
         self.events = EventLog(self.store.engine)
         self.model = settings.model_settings()
-        self.key = AttestConfig(signing_key=settings.key_path())
         self.pool = WorkerPool(self.store, self.run, PoolConfig(
-            workers=settings.workers, lease_s=settings.lease_s, exclusive=settings.exclusive))
+            workers=settings.workers, lease_s=settings.lease_s,
+            exclusive=settings.exclusive and settings.workers > 0))  # an API-only node shares the store
         self._sign_lock = threading.RLock()
+
+    @cached_property
+    def key(self) -> AttestConfig:
+        """The signing key, loaded when a record is first signed (a worker never signs)."""
+        return AttestConfig(signing_key=self.settings.key_path())
 
     def start(self) -> list[tuple[str, str]]:
         return self.pool.start()

@@ -224,6 +224,24 @@ def gate(
 
 
 @app.command()
+def worker() -> None:
+    """Run queued jobs from the shared store on this host's Docker daemon (same PATCHER_* settings as serve;
+    no tokens or signing key needed); SIGTERM drains."""
+    import logging
+
+    from .settings import load_settings
+    from .worker import preflight, run_worker
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = load_settings(worker=True)
+        preflight(settings)
+        run_worker(settings)
+    except PatcherError as e:
+        _fail(e)
+
+
+@app.command()
 def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,

@@ -33,8 +33,8 @@ class PoolConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    workers: int = Field(default=2, ge=1)
-    """Jobs that run at the same time (threads)."""
+    workers: int = Field(default=2, ge=0)
+    """Jobs that run at the same time (threads); 0 runs none here, only the lease housekeeping."""
     poll_s: float = Field(default=1.0, gt=0)
     """How long an idle worker waits before looking for queued jobs again (`notify` wakes it sooner)."""
     lease_s: float = Field(default=30.0, gt=0)

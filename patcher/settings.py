@@ -58,8 +58,9 @@ class ServerSettings(BaseSettings):
     """Largest request body accepted (env PATCHER_MAX_BODY_BYTES)."""
     max_traceback_bytes: int = Field(256_000, ge=256)
     """Largest traceback accepted, UTF-8 bytes (env PATCHER_MAX_TRACEBACK_BYTES)."""
-    workers: int = Field(2, ge=1, le=64)
-    """Jobs run at the same time (env PATCHER_WORKERS)."""
+    workers: int = Field(2, ge=0, le=64)
+    """Jobs run at the same time in this process (env PATCHER_WORKERS); 0: an API node only, jobs run in
+    `patcher worker` processes sharing PATCHER_DATABASE_URL."""
     exclusive: bool = True
     """This server is the only one using the database, so jobs it left running are recovered at start at once;
     set False when several servers share one database (env PATCHER_EXCLUSIVE)."""
@@ -159,10 +160,22 @@ class ServerSettings(BaseSettings):
         return f"sqlite:///{self.home / 'patcher.db'}"
 
 
-def load_settings(**overrides: Any) -> ServerSettings:
+class WorkerSettings(ServerSettings):
+    """`patcher worker`: the same PATCHER_* settings; it serves no HTTP and signs nothing, so it needs
+    neither tokens nor the signing key (which then stay off the hosts that run repositories' code)."""
+
+    @model_validator(mode="after")
+    def _check_production(self) -> ServerSettings:
+        if self.workers < 1:
+            raise ValueError("a worker needs PATCHER_WORKERS of at least 1")
+        self.model_settings()
+        return self
+
+
+def load_settings(worker: bool = False, **overrides: Any) -> ServerSettings:
     """Settings from the environment (overrides win); BadInput with one line per problem when unusable."""
     try:
-        return ServerSettings(**overrides)
+        return (WorkerSettings if worker else ServerSettings)(**overrides)
     except ValidationError as e:
         problems = "; ".join(f"{_where(err['loc'])}{err['msg'].removeprefix('Value error, ')}" for err in e.errors())
         raise BadInput(f"server settings: {problems}") from e

@@ -61,6 +61,7 @@ class Agent:
         self.limits = limits or Limits()
         self.allowlist = allowlist
         self.stats = AgentResult(reason="running", message="")
+        self.guards = Guards(self.limits)
         self.messages: list[dict[str, Any]] = []
 
     def run(self, task_text: str) -> AgentResult:
@@ -68,7 +69,17 @@ class Agent:
         self.messages = [{"role": "system", "content": prompts.render("system", tools=MODEL_TOOLS, allowed=allowed)},
                          {"role": "user", "content": task_text}]
         self.stats = AgentResult(reason="running", message="")
-        guards = Guards(self.limits)
+        self.guards = Guards(self.limits)
+        return self._loop(self.guards)
+
+    def resume(self, note: str) -> AgentResult:
+        """Go on after verification rejected the diff: its verdict is the next user message; the same limits
+        (rounds, cost, wall clock) keep counting."""
+        self.messages.append({"role": "user", "content": note})
+        self.stats.reason, self.stats.final_text = "running", None
+        return self._loop(self.guards)
+
+    def _loop(self, guards: Guards) -> AgentResult:
         with self.otel.invoke_agent(self.llm):
             while True:
                 if stop := guards.before_model_call(self.stats.rounds):

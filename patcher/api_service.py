@@ -68,6 +68,8 @@ class JobRequest(BaseModel):
     """Pass-to-pass suite; default: [tool.patcher] suite of the repository, else `python -m pytest -q`."""
     limits: Limits = Field(default_factory=Limits)
     """Agent guards: rounds, cost, time."""
+    attempts: int = Field(3, ge=1, le=10)
+    """Verifications the agent's diff may get; each rejected one is explained to the agent, which goes on."""
 
 
 class ReviewRequest(BaseModel):

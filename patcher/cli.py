@@ -67,6 +67,8 @@ def fix(
     setup: Annotated[str | None, typer.Option("--setup", help="Command that installs the dependencies (default: "
                                               "read from pyproject.toml, requirements*.txt, setup.cfg).")] = None,
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1)] = 30,
+    attempts: Annotated[int, typer.Option("--attempts", min=1, max=10, help="Verifications the agent's diff may "
+                                          "get; a rejected one is explained to the agent, which goes on.")] = 3,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="USD.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Agent wall-clock seconds.")] = 900.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -83,7 +85,7 @@ def fix(
         wants_model = engine in ("agent", "auto") or (engine is None and (model_in_env() or model or base_url))
         config = ModelConfig.from_env(model=model, base_url=base_url) if wants_model else None
         spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, suite_command=suite, model=config,
-                       engine=engine, setup=setup,
+                       engine=engine, setup=setup, attempts=attempts,
                        limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
     except PatcherError as e:
         _fail(e)

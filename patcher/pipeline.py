@@ -19,13 +19,14 @@ from .agent import Agent, AgentResult
 from .config import SandboxConfig
 from .envs import EnvConfig, ensure_env_image
 from .errors import BadInput, PatcherError
+from .feedback import attempt_record, verdict_note
 from .frames import map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel
 from .repoconfig import Effective, effective
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
-from .sandbox import diff_of
+from .sandbox import Sandbox, diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
 from .sandbox.pool import BoxPool
 from .sandbox.reaper import reap
@@ -69,6 +70,8 @@ class JobSpec(BaseModel):
     engine: Literal["agent", "offline", "auto"] | None = Field(
         None, description="Who proposes the fix: the model, fix templates, or templates first (default: auto "
         "when a model is configured, else offline).")
+    attempts: int = Field(3, ge=1, le=10, description="Verifications the agent's diff may get; each rejected one "
+                          "is explained to the agent, which may go on within its limits (the user's --attempts).")
     offline_limit: int = Field(200, ge=0, description="Most template candidates the offline engine tries.")
     offline_budget_s: float = Field(120.0, gt=0, description="Seconds the offline engine may spend trying them.")
     setup: str | None = Field(None, description="Command that installs the repo's dependencies (the user's --setup); "
@@ -109,17 +112,40 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     with job.open_box(staged) as box:
         agent = Agent(llm, box, trace, spec.limits, _allowlist(settings.sandbox))
         outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
-        diff = diff_of(box)
+        outcome, diff, ver, attempts = _until_verified(agent, outcome, box, job, staged, trace, progress,
+                                                       spec.attempts)
     summary = _summary(outcome, tried)
-    if not diff.strip():
+    if ver is None:
         reason = "no_change" if outcome.reason == "finished" else outcome.reason
-        return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary)
-    progress("verifying the diff in fresh containers")
-    ver = _verify(job, staged, diff, trace)
+        return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary,
+                       attempts=attempts)
     reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
     message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
     return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
-                   verification=ver.as_json(), agent=summary)
+                   verification=ver.as_json(), agent=summary, attempts=attempts)
+
+
+def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: _Job, staged: StagedRepo, trace: Trace,
+                    progress: Progress, allowed: int
+                    ) -> tuple[AgentResult, str, Verification | None, list[dict[str, Any]]]:
+    """Verify the agent's diff; while rejected (and the agent finished on its own, within `allowed`
+    verifications), tell it why and let it go on. A diff unchanged since the last verdict is not re-run."""
+    attempts: list[dict[str, Any]] = []
+    ver: Verification | None = None
+    while True:
+        diff = diff_of(box)
+        if not diff.strip():
+            return outcome, diff, None, attempts
+        if ver is not None and attempts[-1]["diff_sha256"] == attempt_record(0, ver, diff)["diff_sha256"]:
+            return outcome, diff, ver, attempts
+        progress(f"verifying the diff in fresh containers (attempt {len(attempts) + 1})")
+        ver = _verify(job, staged, diff, trace)
+        attempts.append(attempt_record(len(attempts) + 1, ver, diff))
+        trace.emit("attempt", **attempts[-1])
+        if ver.status == "verified" or outcome.reason != "finished" or len(attempts) >= allowed:
+            return outcome, diff, ver, attempts
+        progress(f"attempt {len(attempts)} rejected ({ver.reason}): the agent hears why")
+        outcome = agent.resume(verdict_note(ver, len(attempts), allowed))
 
 
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,

@@ -44,6 +44,8 @@ class JobResult:
     files_changed: list[str] = field(default_factory=list)
     verification: dict[str, Any] = field(default_factory=empty_verification)
     agent: AgentSummary = field(default_factory=AgentSummary)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    """Each verification of an agent's diff: its verdict and the diff's digest (a rejected diff never leaves)."""
     trace: str | None = None
     exit_code: int = 1
 

@@ -76,12 +76,13 @@ def pytest_traceback(tmp_path_factory: pytest.TempPathFactory) -> str:
     return out.stdout
 
 
-def run(repo: Path, traceback: str, steps: list[Step], image: str, tmp_path: Path, test: str | None = None
-        ) -> tuple[JobResult, ScriptedModelServer]:
+def run(repo: Path, traceback: str, steps: list[Step], image: str, tmp_path: Path, test: str | None = None,
+        attempts: int = 1) -> tuple[JobResult, ScriptedModelServer]:
+    """One job; one verification unless `attempts` says more (the scripts here end after one)."""
     with ScriptedModelServer(steps) as server:
         spec = JobSpec(repo=str(repo), traceback=traceback, test_command=test, model=server.model_config(),
                        engine="agent", sandbox=SandboxConfig(image=image, test_timeout_s=60),
-                       trace_dir=tmp_path / "runs")
+                       trace_dir=tmp_path / "runs", attempts=attempts)
         result = run_job(spec)
     assert (result.diff is not None) == (result.status == "verified"), result
     return result, server
@@ -262,3 +263,41 @@ def test_patcher_verify_is_a_merge_gate(repo: Path, pytest_traceback: str, sandb
     stale = good.replace("start = (number - 1) * size", "start = number * size")
     off = verify_patch(str(repo), stale, traceback=pytest_traceback, sandbox=cfg, trace_dir=tmp_path)
     assert (off.reason, off.exit_code) == ("bad_input", 2) and "does not apply" in off.message
+
+
+def test_the_agent_hears_why_its_first_diff_was_rejected_and_recovers(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    breaks = ("edit_file", {"path": "shop/pagination.py", "old_text": "(len(items) + size - 1) // size",
+                            "new_text": "len(items) // size"})
+    undo = ("edit_file", {"path": "shop/pagination.py", "old_text": "len(items) // size",
+                          "new_text": "(len(items) + size - 1) // size"})
+
+    def after_verdict(body: dict[str, Any]) -> Step:
+        note = body["messages"][-1]
+        assert note["role"] == "user" and "Verification rejected your change (attempt 1 of 3): regression" in \
+            note["content"], note
+        assert "tests/test_pagination.py::test_total" in note["content"]
+        return reply(None, [undo])
+
+    steps = [reply(None, [FIX, breaks]), reply("done"), after_verdict, reply("Put total_pages back.")]
+    result, server = run(repo, pytest_traceback, steps, sandbox_image, tmp_path, attempts=3)
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    assert server.remaining == 0
+    first, second = result.attempts
+    assert (first["attempt"], first["reason"], second["attempt"], second["reason"]) == (1, "regression", 2, "verified")
+    assert first["diff_sha256"] != second["diff_sha256"] == result.diff_sha256
+    assert result.diff and "len(items) // size" not in result.diff, "the rejected change never leaves"
+    assert [e["reason"] for e in events(result) if e["type"] == "attempt"] == ["regression", "verified"]
+    assert result.agent.rounds == 4
+
+
+def test_a_rejected_diff_is_not_retried_past_the_attempts_and_never_leaks(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    wrong = ("edit_file", {"path": "shop/pagination.py", "old_text": BUG, "new_text": "min(end, len(items) + 2)"})
+    again = ("edit_file", {"path": "shop/pagination.py", "old_text": "len(items) + 2", "new_text": "len(items) + 3"})
+    steps = [reply(None, [wrong]), reply("done"), reply(None, [again]), reply("done again")]
+    result, server = run(repo, pytest_traceback, steps, sandbox_image, tmp_path, attempts=2)
+    assert (result.status, result.reason, result.diff) == ("not_verified", "tests_failed", None)
+    assert [a["reason"] for a in result.attempts] == ["tests_failed", "tests_failed"]
+    assert server.remaining == 0 and result.agent.rounds == 4
+    assert "len(items) + 3" not in json.dumps(result.as_json())

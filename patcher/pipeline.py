@@ -86,6 +86,7 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     trace = _open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
+               attempts=spec.attempts,
                limits=spec.limits.model_dump())
     return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held))
 

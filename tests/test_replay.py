@@ -92,7 +92,9 @@ def test_a_tampered_reply_is_a_divergence_at_its_round(recorded: dict[str, Path]
     assert lines[0].endswith("diverged at round 2 (tool call 2)")
     assert lines[1].startswith("  expected: edit_file {") and '"new_text": "min(end, len(items))"' in lines[1]
     assert lines[2].startswith("  got:      edit_file {") and "len(items) + 2" in lines[2]
-    assert lines[3].startswith("  ending: expected verified (verified), got not_verified (tests_failed)")
+    # The wrong fix is rejected, the agent is told why and asked again: a reply the recording never had.
+    assert lines[3].startswith("  ending: expected verified (verified), got error (model_error): replay: the model "
+                               "was asked for reply 4")
     assert "regression case not saved" in out.stdout and not (tmp_path / "t").exists()
 
 

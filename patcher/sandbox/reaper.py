@@ -41,7 +41,7 @@ def owner_alive(owner: str) -> bool:
 def reap(client: docker.DockerClient) -> list[str]:
     """Remove containers and volumes whose owning orchestrator is dead. Returns what was removed."""
     removed = []
-    for c in client.containers.list(all=True, filters={"label": LABEL}):
+    for c in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True):  # others remove too
         if not owner_alive(c.labels.get(OWNER, "")):
             try:
                 c.remove(force=True)

@@ -5,7 +5,9 @@ frame the failing line, then its neighbours (±1, ±2, inside the same function)
 template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
 the bodies of the repo functions called on its failing line come last. Each candidate is a git-style
 diff against the file as it is in `repo`; one whose result does not compile, that repeats an earlier
-result, or that would edit a test file is dropped. Pure host-side: reads files, runs nothing.
+result, that would edit a test file, or that silences the reported exception (deletes or weakens the
+raise it came from, or catches and discards it: repair/suppress.py) is dropped. Pure host-side: reads
+files, runs nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from patcher.tracebacks import ExceptionInfo, Frame, ParsedTraceback
 from .edits import git_diff
 from .guards import empty_guard, missing_return, none_guard
 from .names import wrong_name
+from .patterns import constant, other_name, relational, swap_operands, widen_except
 from .site import Fix, RepoView, Site, innermost, is_test_path
+from .suppress import RaiseSite, raise_site, suppression
 from .templates import comparison, dict_get, off_by_one, operator_swap, swap_args
 
 __all__ = ["TEMPLATES", "Candidate", "Stats", "candidates", "is_test_path"]
@@ -40,6 +44,11 @@ TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
     ("operator", operator_swap),
     ("swap_args", swap_args),
     ("empty_guard", empty_guard),
+    ("swap_operands", swap_operands),
+    ("widen_except", widen_except),
+    ("relational", relational),
+    ("constant", constant),
+    ("other_name", other_name),
 )
 NEIGHBOURS = (0, -1, 1, -2, 2)
 MAX_CALLEE_LINES = 60
@@ -73,6 +82,8 @@ class Stats:
     """Fixes whose result does not compile."""
     test_files: int = 0
     """Fixes that would edit a test file (verification refuses those)."""
+    suppressing: int = 0
+    """Fixes refused because they silence the reported exception (see repair/suppress.py)."""
     limit_reached: bool = False
     """Stopped at `limit`: more candidates may exist."""
     seconds: float = 0.0
@@ -90,10 +101,12 @@ def candidates(
         if limit <= 0:
             stats.limit_reached = True
             return
-        for site in _sites(RepoView(Path(repo)), parsed, stats):
+        view = RepoView(Path(repo))
+        raised = raise_site(parsed, view)
+        for site in _sites(view, parsed, stats):
             for template, make in TEMPLATES:
                 for fix in make(site):
-                    if (candidate := _candidate(fix, template, seen, stats)) is None:
+                    if (candidate := _candidate(fix, template, seen, stats, raised)) is None:
                         continue
                     stats.generated += 1
                     stats.seconds += time.perf_counter() - (clock or 0.0)
@@ -108,7 +121,8 @@ def candidates(
             stats.seconds += time.perf_counter() - clock
 
 
-def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats) -> Candidate | None:
+def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats,
+               raised: RaiseSite | None) -> Candidate | None:
     path = fix.src.path
     if is_test_path(path):
         stats.test_files += 1
@@ -123,6 +137,9 @@ def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Sta
     seen.add(key)
     if not _compiles(new, path):
         stats.not_compiling += 1
+        return None
+    if suppression(raised, path, fix.src.text, new):
+        stats.suppressing += 1
         return None
     return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new)
 

@@ -23,6 +23,7 @@ from .frames import map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel
+from .repair.suppress import diff_warnings
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
 from .sandbox import diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
@@ -113,7 +114,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
     message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
     return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
-                   verification=ver.as_json(), agent=summary)
+                   verification=ver.as_json(), agent=summary, warnings=diff_warnings(diff, staged.path, job.parsed))
 
 
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,

@@ -42,6 +42,8 @@ class JobResult:
     files_changed: list[str] = field(default_factory=list)
     verification: dict[str, Any] = field(default_factory=empty_verification)
     agent: AgentSummary = field(default_factory=AgentSummary)
+    warnings: list[str] = field(default_factory=list)
+    """Review hints that do not block (e.g. the diff weakens the check that raised the reported exception)."""
     trace: str | None = None
     exit_code: int = 1
 

@@ -111,7 +111,8 @@ def other_name(site: Site) -> Iterator[Fix]:
     pool = sorted(_local(func)) if func else []
     for node in site.nodes(ast.Name):
         if isinstance(node.ctx, ast.Load) and node.id in pool:
-            for new in [p for p in pool if p != node.id and p != "self"][:_MAX_NAMES]:
+            other = _other_operand(site, node)
+            for new in [p for p in pool if p not in (node.id, "self", other)][:_MAX_NAMES]:
                 yield site.fix(f"`{node.id}` → `{new}`", Edit(*site.src.span(node), new))
     keys = sorted({n.slice.value for n in ast.walk(site.src.tree) if isinstance(n, ast.Subscript)
                    and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)})
@@ -119,3 +120,13 @@ def other_name(site: Site) -> Iterator[Fix]:
         if isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
             for new in [k for k in keys if k != sub.slice.value][:_MAX_NAMES]:
                 yield site.fix(f"key `{sub.slice.value!r}` → `{new!r}`", Edit(*site.src.span(sub.slice), repr(new)))
+
+
+def _other_operand(site: Site, node: ast.Name) -> str | None:
+    """The name on the other side of `node`'s operator: `a - a` or `a == a` is never the intended code."""
+    for parent in site.nodes(ast.BinOp, ast.Compare):
+        pair = (parent.left, parent.right) if isinstance(parent, ast.BinOp) else (parent.left, *parent.comparators)
+        if node in pair and len(pair) == 2:
+            other = pair[1] if pair[0] is node else pair[0]
+            return other.id if isinstance(other, ast.Name) else None
+    return None

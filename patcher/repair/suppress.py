@@ -19,6 +19,10 @@ import ast
 import difflib
 import re
 from dataclasses import dataclass
+from pathlib import Path
+
+from unidiff import PatchedFile, PatchSet
+from unidiff.errors import UnidiffParseError
 
 from patcher.frames import innermost_repo_frames, map_frames
 from patcher.tracebacks import ParsedTraceback
@@ -161,3 +165,48 @@ def _discards(stmt: ast.stmt) -> bool:
         return True
     return isinstance(stmt, ast.Return) and (stmt.value is None or
                                              (isinstance(stmt.value, ast.Constant) and stmt.value.value is None))
+
+
+def diff_warnings(diff: str, repo: Path, parsed: ParsedTraceback | None) -> list[str]:
+    """Review hints for a diff from elsewhere (the agent): the suppression shapes, flagged, not refused."""
+    view = RepoView(repo)
+    site = raise_site(parsed, view)
+    if site is None:
+        return []
+    try:
+        patch = PatchSet(diff)
+    except UnidiffParseError:
+        return []
+    out = []
+    for pf in patch:
+        path = pf.path
+        old = view.text(path) if path == site.path else None
+        if old is None:
+            continue
+        if pf.is_removed_file:
+            out.append(f"this diff deletes {path}, where the reported exception was raised")
+        elif (new := _patched(old, pf)) is not None and (why := suppression(site, path, old, new)):
+            out.append(f"{why} ({path})")
+    return out
+
+
+def _patched(old: str, pf: PatchedFile) -> str | None:
+    """The file after the hunks, or None when they do not match it (verification then fails anyway)."""
+    lines = old.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    for hunk in pf:
+        start = hunk.source_start - (hunk.source_length > 0)
+        if start < at or start > len(lines):
+            return None
+        out += lines[at:start]
+        pos = start
+        for line in hunk:
+            if line.is_context or line.is_removed:
+                if pos >= len(lines) or lines[pos].rstrip("\r\n") != line.value.rstrip("\r\n"):
+                    return None
+                pos += 1
+            if line.is_context or line.is_added:
+                out.append(line.value)
+        at = pos
+    return "".join(out + lines[at:])

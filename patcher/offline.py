@@ -32,6 +32,18 @@ class OfflineResult:
     seconds: float
     stopped: str
     """found | exhausted | candidate_limit | time_budget"""
+    suite_runs: int = 0
+    """Candidates that passed the fast check (the reproduction) and so had the suite run."""
+    refused: int = 0
+    """Candidates never tried because they silence the reported exception."""
+    limit: int = 0
+    budget_s: float = 0.0
+
+    def search(self) -> dict[str, object]:
+        """The search and its bounds, for the result's `agent.search`."""
+        return {"checks": self.tried, "check_limit": self.limit, "suite_runs": self.suite_runs,
+                "seconds": round(self.seconds, 2), "time_budget_s": self.budget_s, "stopped": self.stopped,
+                "generated": self.generated, "refused": self.refused}
 
     @property
     def diff(self) -> str | None:
@@ -56,17 +68,21 @@ def search(box: Sandbox, parsed: ParsedTraceback, repo: Path, repro: str, base_r
     stats = Stats()
     tried = 0
     stopped = "exhausted"
+    found = None
+    suite_runs = [0]
     for candidate in candidates(parsed, repo, limit, stats):
         if time.monotonic() - started > budget_s:
             stopped = "time_budget"
             break
         tried += 1
-        if _passes(box, repo, candidate, check, tried):
-            return OfflineResult(candidate, tried, stats.generated, time.monotonic() - started, "found")
+        if _passes(box, repo, candidate, check, tried, suite_runs):
+            found, stopped = candidate, "found"
+            break
     else:
         if stats.limit_reached:
             stopped = "candidate_limit"
-    return OfflineResult(None, tried, stats.generated, time.monotonic() - started, stopped)
+    return OfflineResult(found, tried, stats.generated, time.monotonic() - started, stopped, suite_runs[0],
+                         stats.suppressing, limit, budget_s)
 
 
 @dataclass(frozen=True)
@@ -79,13 +95,14 @@ class _Check:
     """Tests that passed on the base and must still pass."""
 
 
-def _passes(box: Sandbox, repo: Path, candidate: Candidate, check: _Check, n: int) -> bool:
+def _passes(box: Sandbox, repo: Path, candidate: Candidate, check: _Check, n: int, suite_runs: list[int]) -> bool:
     with open(repo / candidate.path, encoding="utf-8", newline="") as f:
         original = f.read()
     _write(box, candidate.path, candidate.new_text)
     try:
         if run_tests(box, check.repro, f"candidate-{n}", check.repro_deadline_s).outcome != "passed":
             return False
+        suite_runs[0] += 1
         suite = run_tests(box, check.suite, f"candidate-{n}-suite", check.suite_deadline_s)
         return suite.reported and check.keep <= suite.passed
     finally:

@@ -93,7 +93,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     if isinstance(job, JobResult):
         return job
     engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
-    tried = 0
+    tried: offline.OfflineResult | None = None
     if engine != "agent":
         found = _offline(spec, job, staged, trace, progress, engine)
         if isinstance(found, JobResult):
@@ -235,11 +235,11 @@ def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str
 
 
 def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progress: Progress, engine: str
-             ) -> JobResult | int:
-    """The offline engine's ending, or (auto mode, nothing verified) how many candidates it tried."""
+             ) -> JobResult | offline.OfflineResult | None:
+    """The offline engine's ending, or (auto mode, nothing verified) how its search went."""
     if job.parsed is None or job.repro is None or job.base.repro is None:
         if engine == "auto":
-            return 0
+            return None
         return _finish(trace, staged, "not_reproduced", "the offline engine needs a reproduction: pass --test CMD "
                        "(or a pytest traceback naming the failing test)", agent=AgentSummary(engine="offline"))
     small = engine == "auto"
@@ -251,7 +251,7 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
                                job.base.suite, limit=limit, budget_s=budget_s)
     trace.emit("offline", tried=found.tried, generated=found.generated, stopped=found.stopped,
                seconds=round(found.seconds, 3), template=found.candidate.template if found.candidate else None)
-    summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried)
+    summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried, search=found.search())
     if found.diff:
         progress("verifying the diff in fresh containers")
         ver = _verify(job, staged, found.diff, trace)
@@ -260,17 +260,19 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
                            files_changed=ver.files_changed, verification=ver.as_json(), agent=summary)
     elif not small:
         return _finish(trace, staged, "no_change", found.summary(), agent=summary)
-    return found.tried
+    return found
 
 
 def _allowlist(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:
     return DEFAULT_ALLOWLIST + tuple(tuple(p) for p in cfg.allowlist)
 
 
-def _summary(outcome: AgentResult, offline_tried: int) -> AgentSummary:
+def _summary(outcome: AgentResult, prior: offline.OfflineResult | None) -> AgentSummary:
+    tried = prior.tried if prior else 0
     return AgentSummary(rounds=outcome.rounds, tool_calls=outcome.tool_calls, stop=outcome.reason,
                         tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd,
-                        engine="auto" if offline_tried else "agent", candidates_tried=offline_tried)
+                        engine="auto" if tried else "agent", candidates_tried=tried,
+                        search=prior.search() if prior else None)
 
 
 def _finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,

@@ -17,9 +17,10 @@ import hashlib
 import re
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from patcher.frames import map_frames
 from patcher.tracebacks import ExceptionInfo, Frame, ParsedTraceback
@@ -50,8 +51,14 @@ TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
     ("constant", constant),
     ("other_name", other_name),
 )
+PRIOR = {name: 1.0 - 0.02 * i for i, (name, _) in enumerate(TEMPLATES)}
+"""Earlier templates fit more of the bugs they were built for; a small tilt, the localization dominates."""
+POOL = 5
+"""With a ranking, up to POOL × limit candidates are generated, then sorted."""
 NEIGHBOURS = (0, -1, 1, -2, 2)
 MAX_CALLEE_LINES = 60
+MAX_SUSPECTS = 20
+"""Top-ranked lines of the coverage localization tried besides the traceback's frames."""
 _UNSAFE_PATH = re.compile(r'[\x00-\x1f\x7f"\\]')
 
 
@@ -90,35 +97,60 @@ class Stats:
     """Time spent generating, not counting the consumer's time between candidates."""
 
 
+class Scored(Protocol):
+    """A ranked line (patcher.localize.Suspect): repo path, line number, localization score."""
+
+    path: str
+    line: int
+    score: float
+
+
 def candidates(
-    parsed: ParsedTraceback, repo: Path, limit: int = 200, stats: Stats | None = None
+    parsed: ParsedTraceback, repo: Path, limit: int = 200, stats: Stats | None = None,
+    suspects: Sequence[Scored] = (),
 ) -> Iterator[Candidate]:
     """Fix candidates for the traceback, at most `limit`, in a deterministic order (see module doc)."""
     stats = stats if stats is not None else Stats()
-    seen: set[tuple[str, bytes]] = set()
     clock: float | None = time.perf_counter()
     try:
         if limit <= 0:
             stats.limit_reached = True
             return
-        view = RepoView(Path(repo))
-        raised = raise_site(parsed, view)
-        for site in _sites(view, parsed, stats):
-            for template, make in TEMPLATES:
-                for fix in make(site):
-                    if (candidate := _candidate(fix, template, seen, stats, raised)) is None:
-                        continue
-                    stats.generated += 1
-                    stats.seconds += time.perf_counter() - (clock or 0.0)
-                    clock = None
-                    yield candidate
-                    clock = time.perf_counter()
-                    if stats.generated >= limit:
-                        stats.limit_reached = True
-                        return
+        stream = _generate(RepoView(Path(repo)), parsed, stats, suspects)
+        if suspects:
+            stream = _ranked(stream, suspects, limit * POOL)
+        for candidate in stream:
+            stats.generated += 1
+            stats.seconds += time.perf_counter() - (clock or 0.0)
+            clock = None
+            yield candidate
+            clock = time.perf_counter()
+            if stats.generated >= limit:
+                stats.limit_reached = True
+                return
     finally:
         if clock is not None:
             stats.seconds += time.perf_counter() - clock
+
+
+def _generate(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored]
+              ) -> Iterator[Candidate]:
+    seen: set[tuple[str, bytes]] = set()
+    raised = raise_site(parsed, view)
+    for site in _sites(view, parsed, stats, suspects):
+        for template, make in TEMPLATES:
+            for fix in make(site):
+                if (candidate := _candidate(fix, template, seen, stats, raised)) is not None:
+                    yield candidate
+
+
+def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int) -> Iterator[Candidate]:
+    """Localization score × pattern prior, best first; generation order breaks ties (and ranks lines
+    the coverage run never saw, such as a traceback frame's neighbour, by their frame's place)."""
+    score = {(s.path, s.line): s.score for s in suspects}
+    found = [c for _, c in zip(range(pool), stream, strict=False)]
+    keyed = [(-score.get((c.path, c.line), 0.0) * PRIOR[c.template], i) for i, c in enumerate(found)]
+    return iter([found[i] for _, i in sorted(keyed)])
 
 
 def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats,
@@ -155,7 +187,8 @@ def _compiles(text: str, path: str) -> bool:
     return True
 
 
-def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats) -> Iterator[Site]:
+def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored] = ()
+           ) -> Iterator[Site]:
     frames, exc = _repo_frames(map_frames(parsed, view.files))
     done: set[tuple[str, int]] = set()
     for frame in frames:
@@ -173,6 +206,12 @@ def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats) -> Iterator[Si
                 yield Site(src, line, exc, view)
     if frames and is_test_path(frames[0].repo_path or "") and (src := view.source(frames[0].repo_path or "")):
         yield from _callee_sites(Site(src, frames[0].line, exc, view), done, stats)
+    for suspect in suspects[:MAX_SUSPECTS]:
+        src = view.source(suspect.path)
+        if src and (suspect.path, suspect.line) not in done and suspect.line in src.by_line:
+            done.add((suspect.path, suspect.line))
+            stats.sites += 1
+            yield Site(src, suspect.line, exc, view)
 
 
 def _callee_sites(test: Site, done: set[tuple[str, int]], stats: Stats) -> Iterator[Site]:

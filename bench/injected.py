@@ -5,8 +5,9 @@ one line is changed, the result committed as a git repo; pytest on the host name
 gives the traceback; `run_job` (engine offline, `--test` = that test) runs on real Docker. Per bug it
 prints whether a verified diff came out, how many candidates were checked, the seconds, the rank of the
 injected line under the coverage localization (host-side harness run, same code as in the box), and
-whether the verified file equals the upstream one (same AST). A verified diff that differs from upstream
-is counted as verified-but-wrong. Nothing fetched is kept.
+whether the verified file equals the upstream one (same AST, `len(x) >= k` read as `len(x) > k - 1`).
+A verified diff that differs from upstream is counted as verified-but-wrong. Nothing fetched is kept.
+Lines that run only at import time are outside every test's coverage, so they get no rank.
 
     PATCHER_SANDBOX_IMAGE=… .venv/bin/python -m bench.injected [--only LIB] [--limit N]
 """
@@ -17,6 +18,7 @@ import argparse
 import ast
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -149,18 +151,40 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
     line = true_line(pristine, bug)
     rank = localization_rank(repo, bug, line, set(parsed.failing_tests))
     started = time.monotonic()
-    result = run_job(JobSpec(repo=str(repo), traceback=base.stdout, test_command=f"python -m pytest -q {test}",
-                             engine="offline", offline_budget_s=300, trace_dir=work / "runs",
+    command = f"python -m pytest -q {shlex.quote(test)}"
+    result = run_job(JobSpec(repo=str(repo), traceback=base.stdout, test_command=command, engine="offline",
+                             offline_budget_s=300, trace_dir=work / "runs",
                              sandbox=SandboxConfig(image=image, test_timeout_s=300)))
     seconds = time.monotonic() - started
     correct = None
     if result.status == "verified" and result.diff:
         subprocess.run(["git", "apply"], cwd=repo, input=result.diff, text=True, check=True)
         fixed, upstream = (repo / bug.path).read_text(), (pristine / bug.path).read_text()
-        correct = ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(upstream))
+        correct = same_code(fixed, upstream)
     return {"status": result.status, "reason": result.reason, "checks": result.agent.candidates_tried,
             "seconds": round(seconds, 1), "rank": rank, "correct": correct,
             "template": result.message.split(" at ")[0].split("(")[-1] if result.status == "verified" else None}
+
+
+class _IntBounds(ast.NodeTransformer):
+    """`len(x) >= k` → `len(x) > k - 1` and `len(x) <= k` → `len(x) < k + 1` (ints: the same test)."""
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        right = node.comparators[0] if len(node.ops) == 1 else None
+        left_is_len = isinstance(node.left, ast.Call) and getattr(node.left.func, "id", None) == "len"
+        if left_is_len and isinstance(right, ast.Constant) and type(right.value) is int:
+            if isinstance(node.ops[0], ast.GtE):
+                return ast.Compare(node.left, [ast.Gt()], [ast.Constant(right.value - 1)])
+            if isinstance(node.ops[0], ast.LtE):
+                return ast.Compare(node.left, [ast.Lt()], [ast.Constant(right.value + 1)])
+        return node
+
+
+def same_code(fixed: str, upstream: str) -> bool:
+    """Equal ASTs, after the one equivalence rewrite above (anything else counts as different)."""
+    norm = _IntBounds()
+    return ast.dump(norm.visit(ast.parse(fixed))) == ast.dump(norm.visit(ast.parse(upstream)))
 
 
 def main() -> None:

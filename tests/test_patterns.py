@@ -37,3 +37,11 @@ def test_constants_true_and_one_are_told_apart(tmp_path: Path) -> None:
     out = found(tmp_path, {"m.py": "def f():\n    return (True, 1)\n",
                            "tests/test_m.py": "from m import f\n\n\ndef test_f():\n    assert f() == (False, 0)\n"})
     assert {d for t, d in out if t == "constant"} == {"`True` → `False`", "`1` → `0`"}
+
+
+def test_islice_bounds_get_plus_minus_one_but_not_its_iterable(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {
+        "m.py": "from itertools import islice\n\n\ndef upto(xs, n):\n    return list(islice(xs, n))\n",
+        "tests/test_m.py": "from m import upto\n\n\ndef test_upto():\n    assert upto([1, 2, 3], 1) == [1, 2]\n"})
+    found = [c for c in candidates(parse_traceback(failing_traceback(repo)), repo) if c.template == "off_by_one"]
+    assert {c.description for c in found} == {"`n` → `n - 1`", "`n` → `n + 1`"}

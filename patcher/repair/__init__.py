@@ -3,7 +3,9 @@
 `candidates(parsed, repo)` walks the traceback's repo frames innermost first, then their callers; in a
 frame the failing line, then its neighbours (±1, ±2, inside the same function); on each line every
 template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
-the bodies of the repo functions called on its failing line come last. Each candidate is a git-style
+the bodies of the repo functions called on its failing line come next, then the top lines of a coverage
+ranking (`suspects`, patcher/localize.py) when there is one. With a ranking, candidates are then sorted
+by the line's score × the template's prior (its place in `TEMPLATES`). Each candidate is a git-style
 diff against the file as it is in `repo`; one whose result does not compile, that repeats an earlier
 result, that would edit a test file, or that silences the reported exception (deletes or weakens the
 raise it came from, or catches and discards it: repair/suppress.py) is dropped. Pure host-side: reads

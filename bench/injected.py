@@ -161,9 +161,12 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
         subprocess.run(["git", "apply"], cwd=repo, input=result.diff, text=True, check=True)
         fixed, upstream = (repo / bug.path).read_text(), (pristine / bug.path).read_text()
         correct = same_code(fixed, upstream)
-    return {"status": result.status, "reason": result.reason, "checks": result.agent.candidates_tried,
-            "seconds": round(seconds, 1), "rank": rank, "correct": correct,
-            "template": result.message.split(" at ")[0].split("(")[-1] if result.status == "verified" else None}
+    row = {"status": result.status, "reason": result.reason, "checks": result.agent.candidates_tried,
+           "seconds": round(seconds, 1), "rank": rank, "correct": correct,
+           "template": result.message.split(" at ")[0].split("(")[-1] if result.status == "verified" else None}
+    if correct is False or result.status == "error" or result.reason == "not_reproduced":
+        row["detail"] = result.diff if correct is False else result.message  # to judge it by eye
+    return row
 
 
 class _IntBounds(ast.NodeTransformer):

@@ -148,11 +148,12 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
     if base.returncode != 1 or not parsed.failing_tests:
         return {"status": "no failing test"}
     test = parsed.failing_tests[0]
+    traceback = pytest(repo, test).stdout  # that test's own traceback (the suite's last one may be another's)
     line = true_line(pristine, bug)
     rank = localization_rank(repo, bug, line, set(parsed.failing_tests))
     started = time.monotonic()
     command = f"python -m pytest -q {shlex.quote(test)}"
-    result = run_job(JobSpec(repo=str(repo), traceback=base.stdout, test_command=command, engine="offline",
+    result = run_job(JobSpec(repo=str(repo), traceback=traceback, test_command=command, engine="offline",
                              offline_budget_s=300, trace_dir=work / "runs",
                              sandbox=SandboxConfig(image=image, test_timeout_s=300)))
     seconds = time.monotonic() - started

@@ -25,7 +25,7 @@ from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel
 from .repair.suppress import diff_warnings
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
-from .sandbox import Sandbox, diff_of
+from .sandbox import diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
 from .sandbox.reaper import reap
 from .task import reproduction_command, task_text
@@ -101,8 +101,8 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
         tried = found
     llm = llm or OpenAIModel(model or ModelConfig.from_env())
     progress("agent at work in the sandbox")
+    suspects = tried.suspects if tried else _localize(job, staged)
     with job.open_box(staged) as box:
-        suspects = tried.suspects if tried else _localize(box, job)
         agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox))
         outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro, suspects))
         diff = diff_of(box)
@@ -264,12 +264,14 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
     return found
 
 
-def _localize(box: Sandbox, job: _Job) -> list[localize.Suspect]:
-    """The coverage ranking for the agent's task text (the offline engine measures its own)."""
+def _localize(job: _Job, staged: StagedRepo) -> list[localize.Suspect]:
+    """The coverage ranking for the agent's task text (the offline engine measures its own), in a box of
+    its own: files the suite writes must not end up in the agent's diff."""
     if job.repro is None or job.base.repro is None:
         return []
     deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
-    return localize.measure(box, job.suite_command, deadline, job.base.repro.failed)
+    with job.open_box(staged) as box:
+        return localize.measure(box, job.suite_command, deadline, job.base.repro.failed)
 
 
 def _allowlist(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:

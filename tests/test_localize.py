@@ -115,3 +115,20 @@ def test_the_agent_is_told_the_top_lines_with_their_scores(tmp_path: Path) -> No
     assert "- shop/cart.py:2 (score 1.00): `return price * qty + 1`" in task
     assert "- shop/cart.py:6 (score 0.71): `return sum(_line_total(p, q) for p, q in items)`" in task
     assert "Lines the tests point to" not in task_text(parse_traceback(text), text, repo, "python -m pytest -q")
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
+def test_the_agent_gets_the_ranking_measured_in_a_box_of_its_own(sandbox_image: str, tmp_path: Path) -> None:
+    from patcher.testing import ScriptedModelServer, reply
+
+    repo = make_repo(tmp_path / "cart", CART)
+    fix = ("edit_file", {"path": "shop/cart.py", "old_text": "price * qty + 1", "new_text": "price * qty"})
+    with ScriptedModelServer([reply(None, [fix]), reply("done")]) as server:
+        result = run_job(JobSpec(repo=str(repo), traceback=failing_traceback(repo), trace_dir=tmp_path / "runs",
+                                 engine="agent", model=server.model_config(),
+                                 sandbox=SandboxConfig(image=sandbox_image, test_timeout_s=60)))
+        task = json.dumps(server.chat_requests[0]["messages"])
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    assert "Lines the tests point to" in task and "shop/cart.py:2 (score 1.00)" in task
+    assert result.files_changed == ["shop/cart.py"] and result.warnings == []

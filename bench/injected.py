@@ -5,7 +5,8 @@ one line is changed, the result committed as a git repo; pytest on the host name
 gives the traceback; `run_job` (engine offline, `--test` = that test) runs on real Docker. Per bug it
 prints whether a verified diff came out, how many candidates were checked, the seconds, the rank of the
 injected line under the coverage localization (host-side harness run, same code as in the box), and
-whether the verified file equals the upstream one (same AST, `len(x) >= k` read as `len(x) > k - 1`).
+whether the verified file equals the upstream one (same AST, `len(x) >= k` read as `len(x) > k - 1`,
+an `except` tuple in any order).
 A verified diff that differs from upstream is counted as verified-but-wrong. Nothing fetched is kept.
 Lines that run only at import time are outside every test's coverage, so they get no rank.
 
@@ -170,8 +171,15 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
     return row
 
 
-class _IntBounds(ast.NodeTransformer):
-    """`len(x) >= k` → `len(x) > k - 1` and `len(x) <= k` → `len(x) < k + 1` (ints: the same test)."""
+class _Equivalent(ast.NodeTransformer):
+    """`len(x) >= k` → `len(x) > k - 1`, `len(x) <= k` → `len(x) < k + 1` (ints: the same test), and the
+    names of an `except (…)` tuple sorted (a handler matches the same exceptions in any order)."""
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.type, ast.Tuple):
+            node.type.elts.sort(key=ast.dump)
+        return node
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
@@ -186,8 +194,8 @@ class _IntBounds(ast.NodeTransformer):
 
 
 def same_code(fixed: str, upstream: str) -> bool:
-    """Equal ASTs, after the one equivalence rewrite above (anything else counts as different)."""
-    norm = _IntBounds()
+    """Equal ASTs, after the equivalence rewrites above (anything else counts as different)."""
+    norm = _Equivalent()
     return ast.dump(norm.visit(ast.parse(fixed))) == ast.dump(norm.visit(ast.parse(upstream)))
 
 

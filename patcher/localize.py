@@ -26,8 +26,6 @@ from .testruns import command_kind, run_tests
 
 HARNESS = "/opt/patcher/sandbox/linecov.py"
 """Where the image puts the harness (Dockerfile.sandbox copies sandbox/ to /opt/patcher)."""
-TOP = 20
-"""Lines handed on (to the engine's sites and the agent's task text)."""
 
 
 @dataclass(frozen=True)

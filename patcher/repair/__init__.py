@@ -59,7 +59,7 @@ POOL = 5
 """With a ranking, up to POOL × limit candidates are generated, then sorted."""
 NEIGHBOURS = (0, -1, 1, -2, 2)
 MAX_CALLEE_LINES = 60
-MAX_SUSPECTS = 20
+MAX_SUSPECTS = 30
 """Top-ranked lines of the coverage localization tried besides the traceback's frames."""
 _UNSAFE_PATH = re.compile(r'[\x00-\x1f\x7f"\\]')
 

@@ -36,11 +36,9 @@ def test_weakening_the_guard_passes_the_suite_but_is_never_a_candidate(tmp_path:
     found = list(candidates(parsed, repo, stats=stats))
     assert weakened not in {c.new_text for c in found}
     assert stats.suppressing >= 3  # `<=`, `< -1`, `age` → another name on the guard, at least
-    touching = [c for c in found if any(line.startswith("11:") for line in _changed_lines(original, c.new_text))]
-    assert [c.description for c in touching] == ["`<` → `>=`"]  # only the exact negation of the guard
-    (repo / SIGNER).write_text(touching[0].new_text)
-    assert run_tests(repo).returncode == 1  # and the suite's test of the raise notices that one
-    (repo / SIGNER).write_text(original)
+    for c in found:
+        changed = {int(line.split(":")[0]) for line in _changed_lines(original, c.new_text)}
+        assert 11 not in changed, c  # the guard of the raise is never touched
     assert any(c.template == "swap_operands" and "age = now - timestamp" in c.new_text for c in found)
 
 
@@ -64,8 +62,6 @@ SITE = RaiseSite("m.py", 6, "ValueError")
 @pytest.mark.parametrize(("old", "new", "why"), [
     ("if age < 0:", "if age < -1:", "weakens the check"),
     ("if age < 0:", "if age < 0 and items:", "weakens the check"),
-    ("if age < 0:", "if age > 0:", "weakens the check"),  # not the negation: `age == 0` changes side
-    ("if age < 0:", "if 0 >= age:", "weakens the check"),  # the same negation, spelled otherwise: refused
     ('        raise ValueError(f"age {age}")\n', "        pass\n", "deletes the raise"),
     ('        raise ValueError(f"age {age}")\n', "        return 0\n", "deletes the raise"),
     ("    if age < 0:\n", "    if age == -1:\n        return 0\n    if age < 0:\n", "returns early"),
@@ -85,7 +81,6 @@ def test_suppressing_shapes_are_named(old: str, new: str, why: str) -> None:
     ('raise ValueError(f"age {age}")', 'raise TypeError(f"age {age}")'),
     ("    return age\n", "    return age + 1\n"),  # after the raise, not guarding it
     ("        if item is None:\n", "        if not item:\n"),  # another check, not the raise's
-    ("if age < 0:", "if age >= 0:"),  # the exact negation: a wrong check turned around, not weakened
 ])
 def test_changes_that_keep_the_raise_are_not_flagged(old: str, new: str) -> None:
     assert old in SOURCE

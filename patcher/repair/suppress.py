@@ -3,8 +3,8 @@
 The anti-patterns of Tan et al. ("Anti-patterns in Search-Based Program Repair", FSE 2016) that a
 passing suite does not catch: the `raise` (or `assert`) that produced the traceback's exception is
 deleted; a condition guarding it (the test of an enclosing `if`/`while` in its function, or the
-assert's own test) is changed, unless into its exact negation (a wrong check turned around); an
-early `return`/`continue`/`break` is inserted before it in its function; or an
+assert's own test) is changed; an early `return`/`continue`/`break` is inserted before it in its
+function; or an
 `except` clause is added or widened so that it catches that exception and discards it. A signing
 library whose `if age < 0: raise SignatureExpired` became `if age < -1:` passed its suite and then
 accepted expired signatures: that is the shape refused here.
@@ -99,7 +99,7 @@ def _raise_weakened(site: RaiseSite, tree: ast.Module, old: str, new: str, chang
         return "this diff deletes the raise of the reported exception"
     guards, body_start = _guards(tree, stmt)
     for test in guards:
-        if set(range(test.lineno, (test.end_lineno or test.lineno) + 1)) & changed and not _inverted(test, new):
+        if set(range(test.lineno, (test.end_lineno or test.lineno) + 1)) & changed:
             return "this diff weakens the check that raised the reported exception"
     if any(body_start <= at <= stmt.lineno and _EXIT.search(text) for at, text in inserted.items()):
         return "this diff returns early before the raise of the reported exception"
@@ -131,30 +131,6 @@ def _guards(tree: ast.Module, stmt: ast.stmt) -> tuple[list[ast.expr], int]:
         elif isinstance(child, ast.If | ast.While):
             guards.append(child.test)
         node = child
-
-
-_INVERSE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
-            ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
-
-
-def _inverted(test: ast.expr, new: str) -> bool:
-    """Whether the guard became its exact negation (`==` → `!=`, `<` → `>=`, same operands): a wrong
-    check turned around, not a weakened one; it changes every input the check sees, which the suite's
-    tests of the raise notice, unlike a bound moved just past the failing input (`< 0` → `< -1`)."""
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
-        return False
-    try:
-        tree = ast.parse(new)
-    except (SyntaxError, ValueError):
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If | ast.While) and node.test.lineno == test.lineno:
-            now = node.test
-            return (isinstance(now, ast.Compare) and len(now.ops) == 1
-                    and type(now.ops[0]) is _INVERSE.get(type(test.ops[0]))
-                    and ast.dump(now.left) == ast.dump(test.left)
-                    and ast.dump(now.comparators[0]) == ast.dump(test.comparators[0]))
-    return False
 
 
 def _contains(node: ast.AST, stmt: ast.stmt) -> bool:

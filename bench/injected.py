@@ -203,9 +203,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", help="one library")
     ap.add_argument("--limit", type=int, help="first N bugs")
+    ap.add_argument("--bug", type=int, action="append", help="only bug N (1-based, repeatable)")
     args = ap.parse_args()
     image = os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest"
-    bugs = [b for b in BUGS if not args.only or b.lib == args.only][: args.limit]
+    bugs = [b for i, b in enumerate(BUGS, 1) if (not args.only or b.lib == args.only)
+            and (not args.bug or i in args.bug)][: args.limit]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-injected-") as tmp:
         pristine = {lib: fetch(LIBS[lib], Path(tmp) / lib) for lib in dict.fromkeys(b.lib for b in bugs)}

@@ -1,6 +1,8 @@
 """The offline engine: template fix candidates (patcher/repair) tried against the reproduction in one box.
 
-No model and no tokens. Each candidate's file is written into the box, the reproduction alone runs under
+No model and no tokens. First the suite runs once with line coverage per test (patcher/localize.py), so
+candidates are tried on the top-ranked lines as well as the traceback's frames, best score × pattern
+prior first. Each candidate's file is written into the box, the reproduction alone runs under
 a short deadline (fast), then, only if it passes, the suite (a reproduction can pass for a wrong reason
 that breaks other tests); the file is put back. The first candidate that keeps every test that passed on
 the base is handed on to the same full verification, in fresh containers, as any agent diff. Order is
@@ -10,11 +12,12 @@ deterministic, and the number of candidates and the seconds spent are both bound
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.protocol import WriteFileRequest
 
+from . import localize
 from .errors import SandboxError
 from .repair import Candidate, Stats, candidates
 from .sandbox import Sandbox
@@ -32,6 +35,21 @@ class OfflineResult:
     seconds: float
     stopped: str
     """found | exhausted | candidate_limit | time_budget"""
+    suite_runs: int = 0
+    """Candidates that passed the fast check (the reproduction) and so had the suite run."""
+    refused: int = 0
+    """Candidates never tried because they silence the reported exception."""
+    limit: int = 0
+    budget_s: float = 0.0
+    suspects: list[localize.Suspect] = field(default_factory=list)
+    """The coverage ranking (best first); empty when the suite could not be measured."""
+
+    def search(self) -> dict[str, object]:
+        """The search and its bounds, for the result's `agent.search`."""
+        return {"checks": self.tried, "check_limit": self.limit, "suite_runs": self.suite_runs,
+                "seconds": round(self.seconds, 2), "time_budget_s": self.budget_s, "stopped": self.stopped,
+                "generated": self.generated, "refused": self.refused,
+                "localized": [{"path": x.path, "line": x.line, "score": round(x.score, 3)} for x in self.suspects[:5]]}
 
     @property
     def diff(self) -> str | None:
@@ -56,17 +74,23 @@ def search(box: Sandbox, parsed: ParsedTraceback, repo: Path, repro: str, base_r
     stats = Stats()
     tried = 0
     stopped = "exhausted"
-    for candidate in candidates(parsed, repo, limit, stats):
+    found = None
+    suite_runs = [0]
+    # coverage slows the suite a few times over; half the budget at most, the candidates need the rest
+    suspects = localize.measure(box, suite, min(budget_s / 2, max(30.0, 2 * check.suite_deadline_s)), base_run.failed)
+    for candidate in candidates(parsed, repo, limit, stats, suspects):
         if time.monotonic() - started > budget_s:
             stopped = "time_budget"
             break
         tried += 1
-        if _passes(box, repo, candidate, check, tried):
-            return OfflineResult(candidate, tried, stats.generated, time.monotonic() - started, "found")
+        if _passes(box, repo, candidate, check, tried, suite_runs):
+            found, stopped = candidate, "found"
+            break
     else:
         if stats.limit_reached:
             stopped = "candidate_limit"
-    return OfflineResult(None, tried, stats.generated, time.monotonic() - started, stopped)
+    return OfflineResult(found, tried, stats.generated, time.monotonic() - started, stopped, suite_runs[0],
+                         stats.suppressing, limit, budget_s, suspects)
 
 
 @dataclass(frozen=True)
@@ -79,13 +103,14 @@ class _Check:
     """Tests that passed on the base and must still pass."""
 
 
-def _passes(box: Sandbox, repo: Path, candidate: Candidate, check: _Check, n: int) -> bool:
+def _passes(box: Sandbox, repo: Path, candidate: Candidate, check: _Check, n: int, suite_runs: list[int]) -> bool:
     with open(repo / candidate.path, encoding="utf-8", newline="") as f:
         original = f.read()
     _write(box, candidate.path, candidate.new_text)
     try:
         if run_tests(box, check.repro, f"candidate-{n}", check.repro_deadline_s).outcome != "passed":
             return False
+        suite_runs[0] += 1
         suite = run_tests(box, check.suite, f"candidate-{n}-suite", check.suite_deadline_s)
         return suite.reported and check.keep <= suite.passed
     finally:

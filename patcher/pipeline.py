@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.protocol import DEFAULT_ALLOWLIST
 
-from . import offline
+from . import localize, offline
 from .agent import Agent, AgentResult
 from .config import SandboxConfig
 from .envs import EnvConfig, ensure_env_image
@@ -24,6 +24,7 @@ from .frames import map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel
+from .repair.suppress import diff_warnings
 from .repoconfig import Effective, effective
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
 from .sandbox import Sandbox, diff_of
@@ -102,7 +103,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     if isinstance(job, JobResult):
         return job
     engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
-    tried = 0
+    tried: offline.OfflineResult | None = None
     if engine != "agent":
         found = _offline(spec, job, staged, trace, progress, engine)
         if isinstance(found, JobResult):
@@ -110,9 +111,10 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
         tried = found
     llm = llm or OpenAIModel(model or ModelConfig.from_env())
     progress("agent at work in the sandbox")
+    suspects = tried.suspects if tried else _localize(job, staged)
     with job.open_box(staged) as box:
         agent = Agent(llm, box, trace, spec.limits, _allowlist(settings.sandbox))
-        outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
+        outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro, suspects))
         outcome, diff, ver, attempts = _until_verified(agent, outcome, box, job, staged, trace, progress,
                                                        spec.attempts)
     summary = _summary(outcome, tried)
@@ -123,7 +125,8 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
     message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
     return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
-                   verification=ver.as_json(), agent=summary, attempts=attempts)
+                   verification=ver.as_json(), agent=summary, attempts=attempts,
+                   warnings=diff_warnings(diff, staged.path, job.parsed))
 
 
 def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: _Job, staged: StagedRepo, trace: Trace,
@@ -286,11 +289,11 @@ def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str
 
 
 def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progress: Progress, engine: str
-             ) -> JobResult | int:
-    """The offline engine's ending, or (auto mode, nothing verified) how many candidates it tried."""
+             ) -> JobResult | offline.OfflineResult | None:
+    """The offline engine's ending, or (auto mode, nothing verified) how its search went."""
     if job.parsed is None or job.repro is None or job.base.repro is None:
         if engine == "auto":
-            return 0
+            return None
         return _finish(trace, staged, "not_reproduced", "the offline engine needs a reproduction: pass --test CMD "
                        "(or a pytest traceback naming the failing test)", agent=AgentSummary(engine="offline"))
     small = engine == "auto"
@@ -302,7 +305,7 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
                                job.base.suite, limit=limit, budget_s=budget_s)
     trace.emit("offline", tried=found.tried, generated=found.generated, stopped=found.stopped,
                seconds=round(found.seconds, 3), template=found.candidate.template if found.candidate else None)
-    summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried)
+    summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried, search=found.search())
     if found.diff:
         progress("verifying the diff in fresh containers")
         ver = _verify(job, staged, found.diff, trace)
@@ -311,7 +314,17 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
                            files_changed=ver.files_changed, verification=ver.as_json(), agent=summary)
     elif not small:
         return _finish(trace, staged, "no_change", found.summary(), agent=summary)
-    return found.tried
+    return found
+
+
+def _localize(job: _Job, staged: StagedRepo) -> list[localize.Suspect]:
+    """The coverage ranking for the agent's task text (the offline engine measures its own), in a box of
+    its own: files the suite writes must not end up in the agent's diff."""
+    if job.repro is None or job.base.repro is None:
+        return []
+    deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
+    with job.open_box(staged) as box:
+        return localize.measure(box, job.suite_command, deadline, job.base.repro.failed)
 
 
 def _settings(trace: Trace, staged: StagedRepo, test: str | None, suite: str | None, setup: str | None,
@@ -327,10 +340,12 @@ def _allowlist(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:
     return DEFAULT_ALLOWLIST + tuple(tuple(p) for p in cfg.allowlist)
 
 
-def _summary(outcome: AgentResult, offline_tried: int) -> AgentSummary:
+def _summary(outcome: AgentResult, prior: offline.OfflineResult | None) -> AgentSummary:
+    tried = prior.tried if prior else 0
     return AgentSummary(rounds=outcome.rounds, tool_calls=outcome.tool_calls, stop=outcome.reason,
                         tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd,
-                        engine="auto" if offline_tried else "agent", candidates_tried=offline_tried)
+                        engine="auto" if tried else "agent", candidates_tried=tried,
+                        search=prior.search() if prior else None)
 
 
 def _finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,

@@ -31,6 +31,9 @@ class AgentSummary:
     """agent, offline, or auto (offline candidates tried first, then the agent)."""
     candidates_tried: int = 0
     """Template candidates the offline engine checked against the reproduction."""
+    search: dict[str, Any] | None = None
+    """The offline engine's search and its bounds: checks, check_limit, suite_runs, seconds, time_budget_s,
+    stopped (found | exhausted | candidate_limit | time_budget), generated, refused (suppressing candidates)."""
 
 
 @dataclass
@@ -46,6 +49,8 @@ class JobResult:
     agent: AgentSummary = field(default_factory=AgentSummary)
     attempts: list[dict[str, Any]] = field(default_factory=list)
     """Each verification of an agent's diff: its verdict and the diff's digest (a rejected diff never leaves)."""
+    warnings: list[str] = field(default_factory=list)
+    """Review hints that do not block (e.g. the diff weakens the check that raised the reported exception)."""
     trace: str | None = None
     exit_code: int = 1
 

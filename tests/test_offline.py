@@ -47,6 +47,9 @@ def test_each_template_example_is_verified_without_a_model(
     assert result.agent.engine == "offline" and result.agent.candidates_tried >= 1
     assert result.agent.tokens == {"input": 0, "output": 0}
     assert f"({name} at " in result.message
+    search = result.agent.search or {}
+    assert (search["checks"], search["stopped"], search["check_limit"]) == (result.agent.candidates_tried, "found", 200)
+    assert 1 <= search["suite_runs"] <= search["checks"] and search["seconds"] <= search["time_budget_s"] == 120.0
     (tmp_path / "fix.diff").write_text(result.diff or "")
     git(repo, "apply", str(tmp_path / "fix.diff"))
     after = subprocess.run([str(ROOT / ".venv/bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
@@ -63,6 +66,19 @@ def test_a_bug_no_template_fixes_is_not_verified_with_the_count(sandbox_image: s
     assert f"{result.agent.candidates_tried} candidate(s) tried" in result.message
 
 
+def test_the_search_is_bounded_by_checks_and_by_time_and_says_which(sandbox_image: str, tmp_path: Path) -> None:
+    repo, traceback = example("no_template", tmp_path)
+    by_count = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="offline", offline_limit=3))
+    assert by_count.agent.search is not None
+    assert {k: by_count.agent.search[k] for k in ("checks", "check_limit", "stopped")} == {
+        "checks": 3, "check_limit": 3, "stopped": "candidate_limit"}
+    assert by_count.agent.search["generated"] == 3
+    by_time = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="offline", offline_budget_s=0.001))
+    assert by_time.agent.search is not None and by_time.agent.search["stopped"] == "time_budget"
+    assert by_time.agent.search["checks"] <= 1 and by_time.agent.search["time_budget_s"] == 0.001
+    assert "the time budget ran out" in by_time.message
+
+
 def test_auto_hands_over_to_the_agent_when_no_template_fits(sandbox_image: str, tmp_path: Path) -> None:
     repo, traceback = example("no_template", tmp_path)
     fix = ("edit_file", {"path": "timeparse/duration.py", "old_text": "total += int(number) * UNITS[ch]",
@@ -70,6 +86,7 @@ def test_auto_hands_over_to_the_agent_when_no_template_fits(sandbox_image: str, 
     with ScriptedModelServer([reply(None, [fix]), reply("done")]) as server:
         result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="auto", model=server.model_config()))
     assert result.agent.engine == "auto" and result.agent.candidates_tried >= 1
+    assert result.agent.search is not None and result.agent.search["check_limit"] == 40  # auto's small budget
     assert (result.status, result.reason) == ("verified", "verified"), result.message
 
 

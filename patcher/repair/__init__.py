@@ -3,9 +3,13 @@
 `candidates(parsed, repo)` walks the traceback's repo frames innermost first, then their callers; in a
 frame the failing line, then its neighbours (±1, ±2, inside the same function); on each line every
 template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
-the bodies of the repo functions called on its failing line come last. Each candidate is a git-style
+the bodies of the repo functions called on its failing line come next, then the top lines of a coverage
+ranking (`suspects`, patcher/localize.py) when there is one. With a ranking, candidates are then sorted
+by the line's score × the template's prior (its place in `TEMPLATES`). Each candidate is a git-style
 diff against the file as it is in `repo`; one whose result does not compile, that repeats an earlier
-result, or that would edit a test file is dropped. Pure host-side: reads files, runs nothing.
+result, that would edit a test file, or that silences the reported exception (deletes or weakens the
+raise it came from, or catches and discards it: repair/suppress.py) is dropped. Pure host-side: reads
+files, runs nothing.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ import hashlib
 import re
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from patcher.frames import map_frames
 from patcher.tracebacks import ExceptionInfo, Frame, ParsedTraceback
@@ -25,7 +30,9 @@ from patcher.tracebacks import ExceptionInfo, Frame, ParsedTraceback
 from .edits import git_diff
 from .guards import empty_guard, missing_return, none_guard
 from .names import wrong_name
+from .patterns import constant, other_name, relational, swap_operands, widen_except
 from .site import Fix, RepoView, Site, innermost, is_test_path
+from .suppress import RaiseSite, raise_site, suppression
 from .templates import comparison, dict_get, off_by_one, operator_swap, swap_args
 
 __all__ = ["TEMPLATES", "Candidate", "Stats", "candidates", "is_test_path"]
@@ -40,9 +47,20 @@ TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
     ("operator", operator_swap),
     ("swap_args", swap_args),
     ("empty_guard", empty_guard),
+    ("swap_operands", swap_operands),
+    ("widen_except", widen_except),
+    ("relational", relational),
+    ("constant", constant),
+    ("other_name", other_name),
 )
+PRIOR = {name: 1.0 - 0.02 * i for i, (name, _) in enumerate(TEMPLATES)}
+"""Earlier templates fit more of the bugs they were built for; a small tilt, the localization dominates."""
+POOL = 5
+"""With a ranking, up to POOL × limit candidates are generated, then sorted."""
 NEIGHBOURS = (0, -1, 1, -2, 2)
 MAX_CALLEE_LINES = 60
+MAX_SUSPECTS = 30
+"""Top-ranked lines of the coverage localization tried besides the traceback's frames."""
 _UNSAFE_PATH = re.compile(r'[\x00-\x1f\x7f"\\]')
 
 
@@ -73,42 +91,72 @@ class Stats:
     """Fixes whose result does not compile."""
     test_files: int = 0
     """Fixes that would edit a test file (verification refuses those)."""
+    suppressing: int = 0
+    """Fixes refused because they silence the reported exception (see repair/suppress.py)."""
     limit_reached: bool = False
     """Stopped at `limit`: more candidates may exist."""
     seconds: float = 0.0
     """Time spent generating, not counting the consumer's time between candidates."""
 
 
+class Scored(Protocol):
+    """A ranked line (patcher.localize.Suspect): repo path, line number, localization score."""
+
+    path: str
+    line: int
+    score: float
+
+
 def candidates(
-    parsed: ParsedTraceback, repo: Path, limit: int = 200, stats: Stats | None = None
+    parsed: ParsedTraceback, repo: Path, limit: int = 200, stats: Stats | None = None,
+    suspects: Sequence[Scored] = (),
 ) -> Iterator[Candidate]:
     """Fix candidates for the traceback, at most `limit`, in a deterministic order (see module doc)."""
     stats = stats if stats is not None else Stats()
-    seen: set[tuple[str, bytes]] = set()
     clock: float | None = time.perf_counter()
     try:
         if limit <= 0:
             stats.limit_reached = True
             return
-        for site in _sites(RepoView(Path(repo)), parsed, stats):
-            for template, make in TEMPLATES:
-                for fix in make(site):
-                    if (candidate := _candidate(fix, template, seen, stats)) is None:
-                        continue
-                    stats.generated += 1
-                    stats.seconds += time.perf_counter() - (clock or 0.0)
-                    clock = None
-                    yield candidate
-                    clock = time.perf_counter()
-                    if stats.generated >= limit:
-                        stats.limit_reached = True
-                        return
+        stream = _generate(RepoView(Path(repo)), parsed, stats, suspects)
+        if suspects:
+            stream = _ranked(stream, suspects, limit * POOL)
+        for candidate in stream:
+            stats.generated += 1
+            stats.seconds += time.perf_counter() - (clock or 0.0)
+            clock = None
+            yield candidate
+            clock = time.perf_counter()
+            if stats.generated >= limit:
+                stats.limit_reached = True
+                return
     finally:
         if clock is not None:
             stats.seconds += time.perf_counter() - clock
 
 
-def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats) -> Candidate | None:
+def _generate(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored]
+              ) -> Iterator[Candidate]:
+    seen: set[tuple[str, bytes]] = set()
+    raised = raise_site(parsed, view)
+    for site in _sites(view, parsed, stats, suspects):
+        for template, make in TEMPLATES:
+            for fix in make(site):
+                if (candidate := _candidate(fix, template, seen, stats, raised)) is not None:
+                    yield candidate
+
+
+def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int) -> Iterator[Candidate]:
+    """Localization score × pattern prior, best first; generation order breaks ties (and ranks lines
+    the coverage run never saw, such as a traceback frame's neighbour, by their frame's place)."""
+    score = {(s.path, s.line): s.score for s in suspects}
+    found = [c for _, c in zip(range(pool), stream, strict=False)]
+    keyed = [(-score.get((c.path, c.line), 0.0) * PRIOR[c.template], i) for i, c in enumerate(found)]
+    return iter([found[i] for _, i in sorted(keyed)])
+
+
+def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats,
+               raised: RaiseSite | None) -> Candidate | None:
     path = fix.src.path
     if is_test_path(path):
         stats.test_files += 1
@@ -124,6 +172,9 @@ def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Sta
     if not _compiles(new, path):
         stats.not_compiling += 1
         return None
+    if suppression(raised, path, fix.src.text, new):
+        stats.suppressing += 1
+        return None
     return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new)
 
 
@@ -138,7 +189,8 @@ def _compiles(text: str, path: str) -> bool:
     return True
 
 
-def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats) -> Iterator[Site]:
+def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored] = ()
+           ) -> Iterator[Site]:
     frames, exc = _repo_frames(map_frames(parsed, view.files))
     done: set[tuple[str, int]] = set()
     for frame in frames:
@@ -156,6 +208,12 @@ def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats) -> Iterator[Si
                 yield Site(src, line, exc, view)
     if frames and is_test_path(frames[0].repo_path or "") and (src := view.source(frames[0].repo_path or "")):
         yield from _callee_sites(Site(src, frames[0].line, exc, view), done, stats)
+    for suspect in suspects[:MAX_SUSPECTS]:
+        src = view.source(suspect.path)
+        if src and (suspect.path, suspect.line) not in done and suspect.line in src.by_line:
+            done.add((suspect.path, suspect.line))
+            stats.sites += 1
+            yield Site(src, suspect.line, exc, view)
 
 
 def _callee_sites(test: Site, done: set[tuple[str, int]], stats: Stats) -> Iterator[Site]:

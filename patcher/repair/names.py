@@ -2,8 +2,9 @@
 
 For a NameError or AttributeError the exception names the wrong identifier (and CPython ≥3.10 often
 adds "Did you mean: 'x'?", tried first); the pool is the names bound in the function and the module
-plus builtins, or the attributes of the class or module the message names. For other exceptions only
-names bound in the enclosing function are tried, at a small edit distance.
+plus builtins, or the attributes of the class or module the message names. Other exceptions get
+nothing here: a near name that happens to make a weak test pass (`e == 1` for `n == 1`) is a guess,
+left to patterns.other_name, which the ranking tries last.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def wrong_name(site: Site) -> Iterator[Fix]:
     name_error = _NAME.search(site.message) if site.exc_type in ("NameError", "") else None
     attr_error = _ATTR.search(site.message) if site.exc_type == "AttributeError" else None
     hint = m["hint"] if (m := _HINT.search(site.message)) else None
+    if not (name_error or attr_error):
+        return  # a name the exception does not point at: patterns.other_name tries those, with a lower prior
     func = site.function()
     for node in site.nodes(ast.Name, ast.Attribute):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and not attr_error:

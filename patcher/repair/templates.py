@@ -22,19 +22,21 @@ _ARITH: dict[type, tuple[str, ...]] = {
 }
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 _MAX_SWAP_ARGS = 4
+_BOUNDING = ("range", "min", "max", "islice", "slice")
 
 
 def off_by_one(site: Site) -> Iterator[Fix]:
-    """±1 on the bounds of indices, slices, `range(…)`, `min`/`max` of bounds, compared constants, and on
-    any `len(…)` or `x ± constant` on the line."""
+    """±1 on the bounds of indices, slices, `range(…)`, `islice(…)`, `slice(…)`, `min`/`max` of bounds,
+    compared constants, and on any `len(…)` or `x ± constant` on the line."""
     bounds: dict[int, ast.expr] = {}
     for node in site.nodes(ast.Subscript, ast.Call, ast.Compare, ast.BinOp):
         if isinstance(node, ast.Subscript):
             sl = node.slice
             found = [b for b in (sl.lower, sl.upper) if b] if isinstance(sl, ast.Slice) else [sl]
         elif isinstance(node, ast.Call):
-            bounding = isinstance(node.func, ast.Name) and node.func.id in ("range", "min", "max")
-            found = [a for a in node.args if not isinstance(a, ast.Starred)] if bounding else []
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            found = [a for a in node.args if not isinstance(a, ast.Starred)] if name in _BOUNDING else []
+            found = found[1:] if name == "islice" else found  # islice(it, stop) / (it, start, stop[, step])
             found += [node] if _is_len(node) else []
         elif isinstance(node, ast.Compare):
             found = [b for b in (node.left, *node.comparators) if _int(b) is not None or _is_len(b) or _shifted(b)]

@@ -1,0 +1,212 @@
+"""Symptom suppression: edits that silence the reported exception instead of fixing its cause.
+
+The anti-patterns of Tan et al. ("Anti-patterns in Search-Based Program Repair", FSE 2016) that a
+passing suite does not catch: the `raise` (or `assert`) that produced the traceback's exception is
+deleted; a condition guarding it (the test of an enclosing `if`/`while` in its function, or the
+assert's own test) is changed; an early `return`/`continue`/`break` is inserted before it in its
+function; or an
+`except` clause is added or widened so that it catches that exception and discards it. A signing
+library whose `if age < 0: raise SignatureExpired` became `if age < -1:` passed its suite and then
+accepted expired signatures: that is the shape refused here.
+
+The template engine refuses such candidates; agent diffs of the same shape are flagged, not refused
+(`warnings` in the result). Works on the old and new text of one file; changes are found line by line.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from unidiff import PatchedFile, PatchSet
+from unidiff.errors import UnidiffParseError
+
+from patcher.frames import innermost_repo_frames, map_frames
+from patcher.tracebacks import ParsedTraceback
+
+from .site import Func, RepoView, innermost, is_test_path
+
+_EXIT = re.compile(r"^\s*(return|continue|break)\b", re.M)
+_RAISE = re.compile(r"\braise\b")
+_BROAD = {"Exception", "BaseException"}
+
+
+@dataclass(frozen=True)
+class RaiseSite:
+    """Where the reported exception came from; `line` is 0 when it was raised outside the repo's code."""
+
+    path: str
+    line: int
+    exc_type: str
+
+
+def raise_site(parsed: ParsedTraceback | None, view: RepoView) -> RaiseSite | None:
+    """The innermost repo frame of the traceback, when it is not a test (tests are never edited)."""
+    if parsed is None or not (exc := parsed.exception or next((e for _, e in reversed(parsed.chain) if e), None)):
+        return None
+    frames = [f for f in innermost_repo_frames(map_frames(parsed, view.files)) if f.repo_path]
+    if not frames or is_test_path(frames[0].repo_path or ""):
+        return None
+    frame = frames[0]
+    src = view.source(frame.repo_path or "")
+    stmt = innermost(src.tree, frame.line, ast.stmt) if src else None
+    line = frame.line if isinstance(stmt, ast.Raise | ast.Assert) else 0
+    return RaiseSite(frame.repo_path or "", line, exc.type.rsplit(".", 1)[-1])
+
+
+def suppression(site: RaiseSite | None, path: str, old: str, new: str) -> str | None:
+    """Why the change from `old` to `new` of `path` suppresses the reported exception, or None."""
+    if site is None or path != site.path:
+        return None
+    try:
+        old_tree, new_tree = ast.parse(old), ast.parse(new)
+    except (SyntaxError, ValueError):
+        return None
+    changed, inserted, new_lines = _changes(old, new)
+    if _discarding_handler(new_tree, new_lines, site.exc_type):
+        return f"this diff catches the reported {site.exc_type} and discards it"
+    return _raise_weakened(site, old_tree, old, new, changed, inserted) if site.line else None
+
+
+def _changes(old: str, new: str) -> tuple[set[int], dict[int, str], set[int]]:
+    """Old lines replaced or deleted; text inserted before an old line (1-based); new lines added or changed."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    changed: set[int] = set()
+    inserted: dict[int, str] = {}
+    new_lines: set[int] = set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        changed.update(range(i1 + 1, i2 + 1))
+        new_lines.update(range(j1 + 1, j2 + 1))
+        if tag == "insert":
+            inserted[i1 + 1] = "".join(b[j1:j2])
+    return changed, inserted, new_lines
+
+
+def _raise_weakened(site: RaiseSite, tree: ast.Module, old: str, new: str, changed: set[int],
+                    inserted: dict[int, str]) -> str | None:
+    stmt = innermost(tree, site.line, ast.Raise | ast.Assert)
+    if not isinstance(stmt, ast.Raise | ast.Assert):
+        return None
+    lines = set(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    if isinstance(stmt, ast.Assert) and lines & changed:
+        return "this diff weakens the assert that raised the reported exception"
+    if lines & changed and not _still_raises(old, new, stmt):
+        return "this diff deletes the raise of the reported exception"
+    guards, body_start = _guards(tree, stmt)
+    for test in guards:
+        if set(range(test.lineno, (test.end_lineno or test.lineno) + 1)) & changed:
+            return "this diff weakens the check that raised the reported exception"
+    if any(body_start <= at <= stmt.lineno and _EXIT.search(text) for at, text in inserted.items()):
+        return "this diff returns early before the raise of the reported exception"
+    return None
+
+
+def _still_raises(old: str, new: str, stmt: ast.stmt) -> bool:
+    """Whether the lines that replaced the raise still raise (a changed message or type is allowed)."""
+    a, b = old.splitlines(), new.splitlines()
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag != "equal" and i1 < (stmt.end_lineno or stmt.lineno) and i2 >= stmt.lineno:
+            return bool(_RAISE.search("\n".join(b[j1:j2])))
+    return True
+
+
+def _guards(tree: ast.Module, stmt: ast.stmt) -> tuple[list[ast.expr], int]:
+    """Tests of the `if`/`while` statements enclosing `stmt` in its function, and the function body's first
+    line (an exit inserted anywhere between there and the raise skips it)."""
+    guards: list[ast.expr] = []
+    body_start = 1
+    node: ast.AST = tree
+    while True:
+        child = next((c for c in ast.iter_child_nodes(node) if _contains(c, stmt)), None)
+        if child is None or child is stmt:
+            return guards, body_start
+        if isinstance(child, Func):
+            guards, body_start = [], child.body[0].lineno
+        elif isinstance(child, ast.If | ast.While):
+            guards.append(child.test)
+        node = child
+
+
+def _contains(node: ast.AST, stmt: ast.stmt) -> bool:
+    return node is stmt or any(n is stmt for n in ast.walk(node))
+
+
+def _discarding_handler(tree: ast.Module, new_lines: set[int], exc_type: str) -> bool:
+    """An `except` clause the diff added or changed that catches `exc_type` and does nothing with it."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ExceptHandler) or node.lineno not in new_lines:
+            continue
+        if _catches(node.type, exc_type) and all(_discards(s) for s in node.body):
+            return True
+    return False
+
+
+def _catches(expr: ast.expr | None, exc_type: str) -> bool:
+    if expr is None:
+        return True
+    names = expr.elts if isinstance(expr, ast.Tuple) else [expr]
+    return any(_last(n) in ({exc_type} | _BROAD) for n in names)
+
+
+def _last(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _discards(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Pass | ast.Continue | ast.Break):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return True
+    return isinstance(stmt, ast.Return) and (stmt.value is None or
+                                             (isinstance(stmt.value, ast.Constant) and stmt.value.value is None))
+
+
+def diff_warnings(diff: str, repo: Path, parsed: ParsedTraceback | None) -> list[str]:
+    """Review hints for a diff from elsewhere (the agent): the suppression shapes, flagged, not refused."""
+    view = RepoView(repo)
+    site = raise_site(parsed, view)
+    if site is None:
+        return []
+    try:
+        patch = PatchSet(diff)
+    except UnidiffParseError:
+        return []
+    out = []
+    for pf in patch:
+        path = pf.path
+        old = view.text(path) if path == site.path else None
+        if old is None:
+            continue
+        if pf.is_removed_file:
+            out.append(f"this diff deletes {path}, where the reported exception was raised")
+        elif (new := _patched(old, pf)) is not None and (why := suppression(site, path, old, new)):
+            out.append(f"{why} ({path})")
+    return out
+
+
+def _patched(old: str, pf: PatchedFile) -> str | None:
+    """The file after the hunks, or None when they do not match it (verification then fails anyway)."""
+    lines = old.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    for hunk in pf:
+        start = hunk.source_start - (hunk.source_length > 0)
+        if start < at or start > len(lines):
+            return None
+        out += lines[at:start]
+        pos = start
+        for line in hunk:
+            if line.is_context or line.is_removed:
+                if pos >= len(lines) or lines[pos].rstrip("\r\n") != line.value.rstrip("\r\n"):
+                    return None
+                pos += 1
+            if line.is_context or line.is_added:
+                out.append(line.value)
+        at = pos
+    return "".join(out + lines[at:])

@@ -16,6 +16,7 @@ from sandbox.protocol import DEFAULT_ALLOWLIST
 
 from . import offline
 from .agent import Agent, AgentResult
+from .clone import CloneLimits
 from .config import SandboxConfig
 from .envs import EnvConfig, ensure_env_image
 from .errors import BadInput, PatcherError
@@ -70,6 +71,7 @@ class JobSpec(BaseModel):
     offline_budget_s: float = Field(120.0, gt=0, description="Seconds the offline engine may spend trying them.")
     setup: str | None = Field(None, description="Command that installs the repo's dependencies (the user's --setup); "
                               "default: read from pyproject.toml, requirements*.txt, setup.cfg/setup.py.")
+    clone: CloneLimits = Field(default_factory=CloneLimits, description="Time and size bounds of cloning a URL.")
 
 
 def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None) -> JobResult:
@@ -86,7 +88,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     model = spec.model
     progress("reading the traceback and the repository")
     parsed = parse_traceback(spec.traceback)
-    staged = _stage(held, spec.repo, spec.ref)
+    staged = _stage(held, spec.repo, spec.ref, spec.clone)
     job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress,
                    spec.setup)
     if isinstance(job, JobResult):
@@ -155,8 +157,8 @@ def _guarded(trace: Trace, body: Callable[[list[StagedRepo]], JobResult]) -> Job
         trace.close()
 
 
-def _stage(held: list[StagedRepo], repo: str, ref: str | None) -> StagedRepo:
-    staged = stage_repo(repo, ref)
+def _stage(held: list[StagedRepo], repo: str, ref: str | None, clone: CloneLimits | None = None) -> StagedRepo:
+    staged = stage_repo(repo, ref, clone)
     held.append(staged)
     return staged
 
@@ -275,6 +277,7 @@ def _summary(outcome: AgentResult, offline_tried: int) -> AgentSummary:
 def _finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,
             exit_code: int | None = None, **fields: object) -> JobResult:
     status = status_for(reason)
+    message = trace.redact.text(message)  # errors may quote a URL with credentials, or a secret
     result = JobResult(run_id=trace.run_id, status=status, reason=reason, message=message,
                        base_commit=staged.source_commit if staged else None, trace=str(trace.path),
                        exit_code=exit_code if exit_code is not None else exit_code_for(status), **fields)  # type: ignore[arg-type]

@@ -179,7 +179,7 @@ class JobService:
         clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes)
         job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
                            sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone)
-        return run_job(job_spec).as_json()
+        return run_job(job_spec, cancel=self.pool.flag(job_id)).as_json()
 
     def job_dir(self, job_id: str) -> Path:
         if not re.fullmatch(r"[A-Za-z0-9-]{1,40}", job_id):

@@ -124,6 +124,12 @@ class WorkerPool:
             held = self._running.get(job_id)
         return held is not None and held[1].is_set()
 
+    def flag(self, job_id: str) -> threading.Event:
+        """The cancel flag of a running job, to hand to `run_job` (a fresh, never-raised one otherwise)."""
+        with self._lock:
+            held = self._running.get(job_id)
+        return held[1] if held is not None else threading.Event()
+
     def running(self) -> list[str]:
         with self._lock:
             return list(self._running)

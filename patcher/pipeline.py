@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,15 +20,16 @@ from .agent import Agent, AgentResult
 from .clone import CloneLimits
 from .config import SandboxConfig
 from .envs import EnvConfig, ensure_env_image
-from .errors import BadInput, PatcherError
+from .errors import BadInput, Cancelled, PatcherError
 from .frames import map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
-from .llm import LLM, ModelConfig, OpenAIModel
+from .llm import LLM, ModelConfig, OpenAIModel, price
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
 from .sandbox import diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
 from .sandbox.reaper import reap
+from .stopper import Stopper
 from .task import reproduction_command, task_text
 from .testruns import TestRun
 from .trace import Redactor, Trace
@@ -74,26 +76,33 @@ class JobSpec(BaseModel):
     clone: CloneLimits = Field(default_factory=CloneLimits, description="Time and size bounds of cloning a URL.")
 
 
-def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None) -> JobResult:
+def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None,
+            cancel: threading.Event | None = None) -> JobResult:
+    """The job; raising `cancel` stops it within moments (boxes killed, model call abandoned, reason cancelled)."""
     model = spec.model
     secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
     trace = _open_trace(spec.trace_dir, "", Redactor(secret_values))
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
                limits=spec.limits.model_dump())
-    return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held))
+    stopper = Stopper(cancel)
+    return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held, stopper), stopper)
 
 
-def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: list[StagedRepo]) -> JobResult:
+def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: list[StagedRepo],
+         stopper: Stopper) -> JobResult:
     model = spec.model
+    engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
+    if engine != "offline" and llm is None and spec.limits.max_cost_usd is not None:
+        _check_priced(model or ModelConfig.from_env())
     progress("reading the traceback and the repository")
     parsed = parse_traceback(spec.traceback)
     staged = _stage(held, spec.repo, spec.ref, spec.clone)
+    stopper.check()
     job = _prepare(staged, parsed, spec.test_command, spec.sandbox, spec.suite_command, trace, progress,
-                   spec.setup)
+                   spec.setup, stopper)
     if isinstance(job, JobResult):
         return job
-    engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
     tried = 0
     if engine != "agent":
         found = _offline(spec, job, staged, trace, progress, engine)
@@ -102,15 +111,18 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
         tried = found
     llm = llm or OpenAIModel(model or ModelConfig.from_env())
     progress("agent at work in the sandbox")
+    stopper.check()
     with job.open_box(staged) as box:
-        agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox))
+        agent = Agent(llm, box, trace, spec.limits, _allowlist(spec.sandbox), stopper=stopper)
         outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
-        diff = diff_of(box)
+        stopper.check()
+        diff = "" if stopper.killed(box) else diff_of(box)  # killed: a tool call outlived the wall clock
     summary = _summary(outcome, tried)
     if not diff.strip():
         reason = "no_change" if outcome.reason == "finished" else outcome.reason
         return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary)
     progress("verifying the diff in fresh containers")
+    stopper.check()
     ver = _verify(job, staged, diff, trace)
     reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
     message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
@@ -144,17 +156,30 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     return _guarded(trace, check)
 
 
-def _guarded(trace: Trace, body: Callable[[list[StagedRepo]], JobResult]) -> JobResult:
-    """Runs a job body: a PatcherError becomes the result; the staging copy and the trace always close."""
+def _guarded(trace: Trace, body: Callable[[list[StagedRepo]], JobResult], stopper: Stopper | None = None
+             ) -> JobResult:
+    """Runs a job body: a PatcherError becomes the result (any error after a cancel is the cancel's: it
+    killed the boxes); the staging copy and the trace always close."""
     held: list[StagedRepo] = []
     try:
         return body(held)
     except PatcherError as e:
-        return _finish(trace, held[0] if held else None, e.reason, str(e), exit_code=e.exit_code)
+        error = Cancelled("cancelled while it ran; its containers were stopped") \
+            if stopper is not None and stopper.cancelled else e
+        return _finish(trace, held[0] if held else None, error.reason, str(error), exit_code=error.exit_code)
     finally:
+        if stopper is not None:
+            stopper.close()
         for staged in held:
             staged.cleanup()
         trace.close()
+
+
+def _check_priced(model: ModelConfig) -> None:
+    """A cost limit is only a limit when the spend can be counted: refused at start for a model with no price."""
+    if price(model.prices, [model.model], 1_000_000, 1_000_000) is None:
+        raise BadInput(f"--max-cost cannot be enforced: patcher knows no price for the model {model.model!r}; "
+                       "drop the cost limit, or give the model's price (ModelConfig.prices)")
 
 
 def _stage(held: list[StagedRepo], repo: str, ref: str | None, clone: CloneLimits | None = None) -> StagedRepo:
@@ -174,7 +199,8 @@ class _Job:
 
 
 def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
-             suite_command: str, trace: Trace, progress: Progress, setup: str | None = None) -> _Job | JobResult:
+             suite_command: str, trace: Trace, progress: Progress, setup: str | None = None,
+             stopper: Stopper | None = None) -> _Job | JobResult:
     """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
     when the job ends here."""
     if parsed is not None:
@@ -186,15 +212,19 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
     require_image(client, cfg.image)
     progress("preparing the environment image (dependencies)")
     image = ensure_env_image(staged, setup, EnvConfig(base_image=cfg.image), client, progress)
+    stopper = stopper or Stopper()
+    stopper.check()
     if image != cfg.image:
         trace.emit("environment", image=image, base_image=cfg.image)
         cfg = cfg.model_copy(update={"image": image})
 
     def open_box(tree: StagedRepo) -> DockerSandbox:
-        return DockerSandbox(tree, cfg, client)
+        stopper.check()
+        return stopper.watch(DockerSandbox(tree, cfg, client))
 
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
     base = run_baseline(staged, repro, exc_type, open_box, suite_command)
+    stopper.check()
     _emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
     _emit_runs(trace, "baseline", [("base-suite", base.suite)])
     before = base.repro.outcome if base.repro else "not_run"

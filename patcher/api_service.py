@@ -238,7 +238,7 @@ class JobService:
         assert job.result is not None
         suite = job.spec.get("suite_command") or JobSpec.model_fields["suite_command"].default
         envelope = attest(job.result, self.key, image=self.settings.sandbox_image, suite_command=suite,
-                          approval=approval)
+                          approval=approval, submitter=job.submitter)
         path = self.job_dir(job.id) / "attestation.json"
         with self._sign_lock:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -211,15 +211,23 @@ def doctor() -> None:
 
 @app.command()
 def gate(
-    patch: Annotated[Path, typer.Option("--patch", help="The diff to be merged.")],
     attestation: Annotated[Path, typer.Option("--attestation", help="The signed record (DSSE envelope).")],
     public_key: Annotated[Path, typer.Option("--public-key", help="PEM Ed25519 public key of the server.")],
-    require_approval: Annotated[bool, typer.Option("--require-approval", help="Also require an approval.")] = False,
+    patch: Annotated[Path | None, typer.Option("--patch", help="The diff to be merged (onto --base, default HEAD).")]
+    = None,
+    base: Annotated[str | None, typer.Option("--base", help="The branch or commit merged into.")] = None,
+    head: Annotated[str | None, typer.Option("--head", help="The pull request's head (with --base).")] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="The repository checked against.")] = Path("."),
+    suite: Annotated[str, typer.Option("--suite", help="The suite command the record must have run.")]
+    = "python -m pytest -q",
+    require_approval: Annotated[bool, typer.Option("--require-approval", help="Also require an approval by "
+                                                   "someone other than the submitter.")] = False,
 ) -> None:
-    """Merge gate: exit 0 only when a valid signed record says this exact patch was verified."""
+    """Merge gate: exit 0 only when a valid signed record proves this change verified on this base."""
     from .gate import run_gate
 
-    code, line = run_gate(patch, attestation, public_key, require_approval)
+    code, line = run_gate(patch, attestation, public_key, require_approval, base=base, head=head, repo=repo,
+                          suite=suite)
     typer.echo(plain(line), err=code != 0)
     raise typer.Exit(code)
 

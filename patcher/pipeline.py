@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import docker
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.protocol import DEFAULT_ALLOWLIST
@@ -25,6 +26,7 @@ from .frames import map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel, price
+from .provenance import base_provenance, with_result
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
 from .sandbox import diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
@@ -127,7 +129,8 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
     message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
     return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
-                   verification=ver.as_json(), agent=summary)
+                   verification=ver.as_json(), agent=summary,
+                   provenance=job.provenance(staged, spec.repo, spec.ref, spec.test_command, ver, diff))
 
 
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
@@ -151,7 +154,8 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         progress("verifying the diff in a fresh container")
         ver = _verify(job, staged, diff, trace)
         return _finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
-                       verification=ver.as_json())
+                       verification=ver.as_json(),
+                       provenance=job.provenance(staged, repo, ref, test_command, ver, diff))
 
     return _guarded(trace, check)
 
@@ -196,6 +200,15 @@ class _Job:
     open_box: OpenBox
     suite_command: str
     base: Baseline
+    image: str
+    """The image the boxes start from (the environment image when one was built)."""
+    client: docker.DockerClient
+
+    def provenance(self, staged: StagedRepo, repo: str, ref: str | None, user_test: str | None,
+                   ver: Verification, diff: str) -> dict[str, object]:
+        """What the record binds; `result_tree` only for a verified diff (one that applied)."""
+        prov = base_provenance(staged, repo, ref, self.repro, user_test, self.suite_command, self.image, self.client)
+        return with_result(prov, staged, diff) if ver.status == "verified" else prov
 
 
 def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
@@ -235,7 +248,7 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         return _finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
                        "the base code, so no fix could be checked for regressions; pass a suite that runs",
                        verification=empty_verification(repro, before))
-    return _Job(parsed, repro, exc_type, open_box, suite_command, base)
+    return _Job(parsed, repro, exc_type, open_box, suite_command, base, cfg.image, client)
 
 
 def _verify(job: _Job, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
@@ -288,7 +301,9 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
         ver = _verify(job, staged, found.diff, trace)
         if ver.status == "verified" or not small:
             return _finish(trace, staged, ver.reason, f"{found.summary()}; {ver.message}", diff=found.diff,
-                           files_changed=ver.files_changed, verification=ver.as_json(), agent=summary)
+                           files_changed=ver.files_changed, verification=ver.as_json(), agent=summary,
+                           provenance=job.provenance(staged, spec.repo, spec.ref, spec.test_command, ver,
+                                                     found.diff))
     elif not small:
         return _finish(trace, staged, "no_change", found.summary(), agent=summary)
     return found.tried

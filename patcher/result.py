@@ -43,6 +43,9 @@ class JobResult:
     verification: dict[str, Any] = field(default_factory=empty_verification)
     agent: AgentSummary = field(default_factory=AgentSummary)
     trace: str | None = None
+    provenance: dict[str, Any] | None = None
+    """What the result was proved on (patcher/provenance.py): repo, source commit, dirty, staged tree and
+    the tree with the diff applied, reproduction command and its source, suite, image, patcher version."""
     exit_code: int = 1
 
     def __post_init__(self) -> None:

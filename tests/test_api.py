@@ -20,16 +20,17 @@ import pytest
 from patcher.attest import check, generate_keypair, statement_of
 from patcher.config import SANDBOX_IMAGE
 from patcher.errors import BadInput
+from patcher.gate import run_gate
 from patcher.settings import load_settings
 from patcher.testing import ScriptedModelServer, reply
-from tests.helpers import make_repo
+from tests.helpers import git, make_repo
 from tests.test_e2e import FILES, FIX, PRODUCTION_TB
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE = "alice-3f9a1c0d5e7b2a4c6e8f"
 BOB = "bob-9b8a7c6d5e4f3a2b1c0d"
 CONTRACT = {"run_id", "status", "reason", "message", "diff", "diff_sha256", "base_commit", "files_changed",
-            "verification", "agent", "trace"}
+            "verification", "agent", "trace", "provenance"}
 REPRO = "python -m pytest -q tests/test_pagination.py"
 HOSTILE = "Fixed the bound. <script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 
@@ -192,6 +193,17 @@ def test_submit_poll_and_the_result_is_the_fix_json_contract(server: ApiServer, 
     assert not ok and why.startswith("approval:")
     ok, why = check(result["diff"].encode() + b"\n", envelope, pem)
     assert not ok and why.startswith("digest:")
+    ext = statement_of(envelope)["predicate"]["patcher"]
+    repo = server.repo()
+    assert (ext["tree"], ext["source_commit"], ext["dirty"]) == (git(repo, "rev-parse", "HEAD^{tree}"),
+                                                                 git(repo, "rev-parse", "HEAD"), False)
+    assert ext["submitter"] == "alice" and ext["reproduction"]["source"] == "user"
+    assert ext["image_id"].startswith("sha256:") and ext["patcher_version"] and ext["result_tree"] != ext["tree"]
+    (server.home / "fix.diff").write_text(result["diff"])
+    (server.home / "record.json").write_text(json.dumps(envelope))
+    code, line = run_gate(server.home / "fix.diff", server.home / "record.json", server.public_key, repo=repo,
+                          suite="python -m pytest -q")
+    assert code == 0, line
 
 
 @pytest.mark.docker

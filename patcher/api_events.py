@@ -6,8 +6,9 @@ missing, because the trace is append-only and numbered. The stream ends after `r
 ended without one (it failed before its trace began, was cancelled while queued, or its attempts were
 interrupted) ends the stream with one `event: end` message (no id) carrying its state and reason.
 
-When a job is re-queued after a crash, its next attempt writes a new trace whose seq starts again at 1;
-the stream follows the newest trace of the job.
+When a job is re-queued after a crash, its next attempt writes a new trace whose seq continues after the
+last event of the attempts before; the stream is every attempt's trace in order, so ids never repeat and
+resuming never skips.
 """
 
 from __future__ import annotations
@@ -66,17 +67,14 @@ def parse_last_id(header: str | None) -> int:
 async def stream(service: JobService, job_id: str, last_id: int = 0) -> AsyncIterator[str]:
     """SSE messages of the job's trace after event `last_id`, until the run ends."""
     yield "retry: 1000\n\n"
-    tail: TraceTail | None = None
+    tails: dict[Path, TraceTail] = {}
     sent = last_id
     quiet = 0.0
     while True:
         job = await asyncio.to_thread(service.get, job_id)
-        path = service.trace_file(job_id)
-        if path is not None and (tail is None or tail.path != path):
-            if tail is not None:
-                sent = 0  # a new attempt numbers its events from 1 again
-            tail = TraceTail(path)
-        events = tail.read() if tail is not None else []
+        events = []
+        for path in await asyncio.to_thread(service.trace_files, job_id):
+            events += tails.setdefault(path, TraceTail(path)).read()
         for event in events:
             if event["seq"] > sent:
                 sent = event["seq"]

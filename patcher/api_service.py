@@ -35,7 +35,7 @@ from .guards import Limits
 from .jobs import PoolConfig, WorkerPool
 from .settings import ServerSettings
 from .store import Job, Review, Store, UnknownJob
-from .trace import scrub_userinfo
+from .trace import read_events, scrub_userinfo
 
 FINISHED = ("done", "failed", "cancelled")
 
@@ -178,7 +178,8 @@ class JobService:
         check_repo(self.settings, request.repo)  # again: a path or a DNS answer may have changed since submit
         clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes)
         job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
-                           sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone)
+                           sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone,
+                           first_seq=self.last_seq(job_id))
         return run_job(job_spec, cancel=self.pool.flag(job_id)).as_json()
 
     def job_dir(self, job_id: str) -> Path:
@@ -186,10 +187,26 @@ class JobService:
             raise UnknownJob(f"no job {job_id}")
         return self.settings.home / "jobs" / job_id
 
+    def trace_files(self, job_id: str) -> list[Path]:
+        """The traces of the job's attempts, oldest first (by the seq each one starts at)."""
+        def first_seq(path: Path) -> int:
+            with path.open("rb") as f:
+                try:
+                    return int(json.loads(f.readline()).get("seq", 0))
+                except (ValueError, AttributeError):
+                    return 1 << 62  # not written yet: the newest
+
+        return sorted(self.job_dir(job_id).glob("*.jsonl"), key=lambda p: (first_seq(p), p.name))
+
     def trace_file(self, job_id: str) -> Path | None:
         """The trace of the job's current attempt, None before it starts."""
-        files = list(self.job_dir(job_id).glob("*.jsonl"))
-        return max(files, key=lambda p: (p.stat().st_mtime_ns, p.name)) if files else None
+        files = self.trace_files(job_id)
+        return files[-1] if files else None
+
+    def last_seq(self, job_id: str) -> int:
+        """The last event seq of the job's earlier attempts (0 for the first): the next one continues after it."""
+        return max((e["seq"] for p in self.trace_files(job_id) for e in read_events(p)
+                    if isinstance(e.get("seq"), int)), default=0)
 
     # reviews and records
 

@@ -76,6 +76,8 @@ class JobSpec(BaseModel):
     setup: str | None = Field(None, description="Command that installs the repo's dependencies (the user's --setup); "
                               "default: read from pyproject.toml, requirements*.txt, setup.cfg/setup.py.")
     clone: CloneLimits = Field(default_factory=CloneLimits, description="Time and size bounds of cloning a URL.")
+    first_seq: int = Field(0, ge=0, description="The trace's events are numbered after this (a re-queued "
+                           "attempt continues its job's numbering).")
 
 
 def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None,
@@ -83,7 +85,7 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     """The job; raising `cancel` stops it within moments (boxes killed, model call abandoned, reason cancelled)."""
     model = spec.model
     secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
-    trace = _open_trace(spec.trace_dir, "", Redactor(secret_values))
+    trace = _open_trace(spec.trace_dir, "", Redactor(secret_values), spec.first_seq)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
                limits=spec.limits.model_dump())
@@ -266,9 +268,10 @@ def _emit_runs(trace: Trace, phase: str, runs: list[tuple[str, TestRun]]) -> Non
                    duration_ms=round(run.duration_ms, 1))
 
 
-def _open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None) -> Trace:
+def _open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None, first_seq: int = 0) -> Trace:
     run_id = time.strftime(f"%Y%m%d-%H%M%S-{kind}") + secrets.token_hex(3)
-    return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]))
+    return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]),
+                 first_seq)
 
 
 def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str:

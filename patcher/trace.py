@@ -142,12 +142,13 @@ class Redactor:
 class Trace:
     """Append-only event writer; each event is one line, written with one write() before the next step runs."""
 
-    def __init__(self, path: Path, run_id: str, redactor: Redactor | None = None) -> None:
+    def __init__(self, path: Path, run_id: str, redactor: Redactor | None = None, first_seq: int = 0) -> None:
+        """`first_seq`: the seq the numbering continues after (a re-queued attempt continues its job's)."""
         self.path, self.run_id = path, run_id
         self.redact = redactor or Redactor()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._seq = 0
+        self._seq = first_seq
         self._lock = threading.Lock()
         self._token = current_run.set(run_id)
 

@@ -67,7 +67,7 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
     base = _image(client, config.base_image)
     if base is None:
         raise EnvironmentUnavailable(f"sandbox image {config.base_image} is missing: run `patcher image build`")
-    key = env_key(plan, base.id)
+    key = env_key(plan, base.id, staged.base_commit)  # the staging commit is a function of the content alone
     tag = f"{config.repository}:{key[:12]}"
     with locked(env_home(config) / f"env-{key[:12]}.lock"):
         cached = _image(client, tag) is not None
@@ -107,7 +107,8 @@ def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base:
             raise SetupFailed(f"dependency setup failed (exit code {code}); last lines of the installer's "
                               f"output:\n{_tail(container)}")
         inputs = {"files": sorted(plan.files), "setup": plan.setup_command, "extras": plan.extras,
-                  "base": config.base_image, "base_id": base.id.removeprefix("sha256:")[:12]}
+                  "base": config.base_image, "base_id": base.id.removeprefix("sha256:")[:12],
+                  "repo": staged.base_commit[:12] if plan.reads_repo else None}
         labels = {LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
                   BASE_SIZE_LABEL: str(base.attrs["Size"])}
         repo, _, version = tag.rpartition(":")
@@ -121,7 +122,8 @@ def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base:
 
 
 def _setup_tar(staged: StagedRepo, plan: EnvPlan, config: EnvConfig) -> bytes:
-    """The repo at workspace/repo and the setup files, all owned by the sandbox uid (so it can delete them)."""
+    """The repo at workspace/repo (only its dependency files when the plan reads nothing else: the key covers
+    no more) and the setup files, all owned by the sandbox uid (so it can delete them)."""
     skip = {f"workspace/repo/{rel}" for rel in staged.outside_links}
 
     def owned(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
@@ -138,7 +140,12 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, config: EnvConfig) -> bytes:
         extra["groups.txt"] = "".join(f"{r}\n" for r in plan.groups).encode()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        tar.add(str(staged.path), arcname="workspace/repo", filter=owned)
+        if plan.reads_repo:
+            tar.add(str(staged.path), arcname="workspace/repo", filter=owned)
+        else:
+            for name, data in {"workspace/repo": None, **{f"workspace/repo/{n}": plan.files[n] for n in plan.files}
+                               }.items():
+                _add(tar, name, data)
         for name in (VENV.lstrip("/"), SETUP_DIR.lstrip("/")):
             info = tarfile.TarInfo(name)
             info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o755, SANDBOX_UID, SANDBOX_UID
@@ -148,6 +155,21 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, config: EnvConfig) -> bytes:
             info.size, info.mode, info.uid, info.gid = len(data), 0o600, SANDBOX_UID, SANDBOX_UID
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes | None) -> None:
+    """A directory (data None, parents first) or a file, owned by the sandbox uid."""
+    parent = name.rpartition("/")[0]
+    if data is not None and parent not in tar.getnames():
+        _add(tar, parent, None)
+    info = tarfile.TarInfo(name)
+    info.uid = info.gid = SANDBOX_UID
+    if data is None:
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(info)
+    else:
+        info.size, info.mode = len(data), 0o644
+        tar.addfile(info, io.BytesIO(data))
 
 
 def _tail(container: Any, lines: int = 20) -> str:

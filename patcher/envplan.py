@@ -110,6 +110,7 @@ def setup_script(plan: EnvPlan) -> str:
     pip = f"{VENV}/bin/python -m pip install"
     lines = ["set -eu", f"export PIP_CONFIG_FILE={SETUP_DIR}/pip.conf PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1 "
              "PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off PIP_ROOT_USER_ACTION=ignore",
+             f"python3 {SETUP_DIR}/forward.py",  # the way to the host's proxy; it forks into the background
              f"python3 -m venv --without-pip --system-site-packages {VENV}",
              f"for p in pip pip3; do printf '#!/bin/sh\\nexec {VENV}/bin/python -m pip \"$@\"\\n' > {VENV}/bin/$p; "
              f"chmod 755 {VENV}/bin/$p; done", "cd /workspace/repo"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -160,6 +161,11 @@ class ServerSettings(BaseSettings):
         if self.signing_key is not None:
             from .attest import load_private_key
 
+            with suppress(OSError):  # an unreadable key is reported by load_private_key below
+                st = self.signing_key.stat()
+                if st.st_mode & 0o077 or st.st_uid != os.getuid():
+                    raise ValueError(f"the signing key {self.signing_key} must be owned by this user and readable "
+                                     f"by no one else (chmod 600; mode now {st.st_mode & 0o777:o})")
             try:
                 load_private_key(self.signing_key)
             except BadInput as e:

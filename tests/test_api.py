@@ -400,6 +400,18 @@ def test_unsafe_settings_are_refused_at_start(monkeypatch: pytest.MonkeyPatch, t
     assert words in str(e.value)
 
 
+def test_a_signing_key_others_can_read_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(os.environ):
+        if name.startswith(("PATCHER_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    generate_keypair(tmp_path / "key.pem")
+    (tmp_path / "key.pem").chmod(0o644)
+    with pytest.raises(BadInput, match="readable by no one else"):
+        load_settings(home=tmp_path, tokens={"alice": ALICE}, signing_key=tmp_path / "key.pem")
+    (tmp_path / "key.pem").chmod(0o600)
+    assert load_settings(home=tmp_path, tokens={"alice": ALICE}, signing_key=tmp_path / "key.pem").signing_key
+
+
 def test_dev_mode_starts_without_tokens_and_makes_a_signing_key(monkeypatch: pytest.MonkeyPatch,
                                                                 tmp_path: Path) -> None:
     for name in list(os.environ):

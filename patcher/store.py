@@ -291,6 +291,15 @@ class Store:
                                                .where(JobRow.claim_token.in_(tokens), JobRow.state == "running"))}
         return {t for t in tokens if t not in held or held[t]}
 
+    def stopping(self, tokens: Collection[str]) -> set[str]:
+        """The tokens whose work should stop (cancelled or lost), read only: the cheap check between heartbeats."""
+        if not tokens:
+            return set()
+        with self._tx() as s:
+            held = {t: c for t, c in s.execute(select(JobRow.claim_token, JobRow.cancel_requested)
+                                               .where(JobRow.claim_token.in_(tokens), JobRow.state == "running"))}
+        return {t for t in tokens if t not in held or held[t]}
+
     def finish(self, job_id: str, token: str, result: dict[str, Any] | None = None,
                error: str | None = None) -> str | None:
         """Record the end of a claimed run: failed with an error, cancelled if asked, else done.

@@ -29,17 +29,22 @@ _TRANSPORT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*::")
 _SCP = re.compile(r"([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):([^\s]+)")
 
 
-def check_repo(settings: ServerSettings, repo: str) -> None:
-    """BadInput unless `repo` is a URL or server-side path this server may use."""
+def check_repo(settings: ServerSettings, repo: str) -> list[str]:
+    """BadInput unless `repo` is a URL or server-side path this server may use; for an http(s) URL, the
+    `host:port:address` pins its clone must use (the addresses checked here)."""
     if "\x00" in repo or _TRANSPORT.match(repo) or any(c.isspace() for c in repo):
         raise BadInput(f"repo URL {repo!r}: only https, http, ssh and git URLs (or user@host:path) are allowed")
     scp = _SCP.fullmatch(repo)
     if scp or "://" in repo:
         host = scp.group(2) if scp else _url_host(repo)
-        if not settings.allow_private_hosts:
-            check_destination(host)
-        return
+        addresses = [] if settings.allow_private_hosts else check_destination(host)
+        parts = urlsplit(repo)
+        if scp or parts.scheme not in ("http", "https") or not addresses:
+            return []
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return [f"{host}:{port}:{','.join(f'[{a}]' if ':' in a else a for a in addresses)}"]
     _check_path(settings, repo)
+    return []
 
 
 def _url_host(repo: str) -> str:
@@ -58,19 +63,21 @@ def _url_host(repo: str) -> str:
     return host
 
 
-def check_destination(host: str) -> None:
-    """BadInput unless every address `host` resolves to is a public one."""
+def check_destination(host: str) -> list[str]:
+    """The addresses `host` resolves to; BadInput unless every one is public."""
     try:
         infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as e:
         raise BadInput(f"repo host {host!r} does not resolve") from e
-    for address in sorted({str(info[4][0]) for info in infos}):
+    addresses = sorted({str(info[4][0]) for info in infos})
+    for address in addresses:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
         if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
             ip = ip.ipv4_mapped
         if not ip.is_global or ip.is_multicast:
             raise BadInput(f"repo host {host!r} resolves to {address}, a loopback, link-local, private or reserved "
                            "address; this server does not clone from those (PATCHER_ALLOW_PRIVATE_HOSTS)")
+    return addresses
 
 
 def _check_path(settings: ServerSettings, repo: str) -> None:

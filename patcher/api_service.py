@@ -175,8 +175,9 @@ class JobService:
         from .pipeline import JobSpec, run_job
 
         request = JobRequest.model_validate(spec)
-        check_repo(self.settings, request.repo)  # again: a path or a DNS answer may have changed since submit
-        clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes)
+        pins = check_repo(self.settings, request.repo)  # again: a path or a DNS answer may have changed since submit
+        clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes,
+                            resolve=pins)
         job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
                            sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone,
                            first_seq=self.last_seq(job_id))

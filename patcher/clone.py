@@ -29,12 +29,17 @@ class CloneLimits(BaseModel):
     """Seconds the clone and checkout may take together."""
     max_bytes: int = Field(1024 * 2**20, ge=1)
     """Bytes the clone directory (objects and checkout) may hold."""
+    resolve: list[str] = Field(default_factory=list)
+    """`host:port:address` pins for http(s) URLs (git's http.curloptResolve): git connects to the address
+    that was checked, so a DNS answer that changes after the check (rebinding) is not followed."""
 
 
 def clone_url(url: str, ref: str | None, dest: Path, limits: CloneLimits) -> Path:
     """`url` cloned into `dest` and `ref` (default: the remote HEAD) checked out, detached."""
     deadline = time.monotonic() + limits.timeout_s
-    steps = [(dest.parent, ["clone", "--quiet", "--no-checkout", "--no-recurse-submodules", "--", url, str(dest)]),
+    pins = [arg for pin in limits.resolve for arg in ("-c", f"http.curloptResolve={pin}")]
+    steps = [(dest.parent, [*pins, "clone", "--quiet", "--no-checkout", "--no-recurse-submodules", "--", url,
+                            str(dest)]),
              (dest, ["checkout", "--quiet", "--detach", ref or "HEAD", "--"])]
     for cwd, args in steps:
         code, err = _bounded(cwd, args, dest, deadline, limits)

@@ -187,3 +187,26 @@ def test_a_clone_from_a_server_that_never_answers_times_out(tmp_path: Path) -> N
         with pytest.raises(BadInput, match="longer than 1 s"):
             clone_url(f"git://127.0.0.1:{silent.getsockname()[1]}/x", None, tmp_path / "c", CloneLimits(timeout_s=1))
         assert time.monotonic() - started < 5
+
+
+def test_an_http_clone_connects_to_the_pinned_address_not_a_fresh_dns_answer(tmp_path: Path) -> None:
+    """`pinned.invalid` resolves nowhere; the clone succeeds only because git uses the pinned address."""
+    src = make_repo(tmp_path / "src", {"a.py": "a = 1\n"})
+    git(tmp_path, "clone", "-q", "--bare", str(src), str(tmp_path / "srv" / "r.git"))
+    git(tmp_path / "srv" / "r.git", "update-server-info")  # the dumb HTTP protocol: plain files
+    server = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory",
+                               str(tmp_path / "srv")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline().split("port ")[1].split()[0])
+        url = f"http://pinned.invalid:{port}/r.git"
+        with pytest.raises(BadInput, match="cannot check out"):
+            clone_url(url, None, tmp_path / "c1", CloneLimits(timeout_s=20))
+        done = clone_url(url, None, tmp_path / "c2", CloneLimits(timeout_s=20,
+                                                                   resolve=[f"pinned.invalid:{port}:127.0.0.1"]))
+        assert (done / "a.py").read_text() == "a = 1\n"
+    finally:
+        server.kill()
+        server.wait()
+        if server.stdout is not None:
+            server.stdout.close()

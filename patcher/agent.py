@@ -8,8 +8,9 @@ Planned action for each normalised stop of a reply:
     unknown    -> run nothing; end with reason model_error (an unknown stop cannot be acted on safely)
 A reply that ends the run this way is traced but never enters the history, so the history never holds
 a tool call without its result. Guards (rounds, cost, wall clock) are checked before each model call,
-the repeat guard after each tool call; exceptions other than ModelError (sandbox broken, model
-endpoint unreachable) propagate and end the job.
+the repeat guard after each tool call; the wall clock also bounds a model or tool call in progress
+(abandoned when it runs past; a tool call's box is killed). Exceptions other than ModelError (sandbox
+broken, model endpoint unreachable, the job cancelled) propagate and end the job.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .guards import Guards, Limits
 from .llm import LLM, ModelReply, ToolCall, estimate_tokens
 from .otel import Telemetry
 from .sandbox import Sandbox
+from .stopper import Overrun, Stopper
 from .tooling import SCHEMA_TOKENS, TOOL_SCHEMAS, calls_in_content, dispatch
 from .trace import Trace
 
@@ -55,8 +57,9 @@ class AgentResult:
 class Agent:
     def __init__(self, llm: LLM, box: Sandbox, trace: Trace, limits: Limits | None = None,
                  allowlist: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST,
-                 tracer_provider: TracerProvider | None = None) -> None:
+                 tracer_provider: TracerProvider | None = None, stopper: Stopper | None = None) -> None:
         self.llm, self.box, self.trace = llm, box, trace
+        self.stopper = stopper or Stopper()
         self.otel = Telemetry(tracer_provider, trace.redact)
         self.limits = limits or Limits()
         self.allowlist = allowlist
@@ -86,9 +89,13 @@ class Agent:
                     return self._end(*stop, guard=True)
                 fit(self.messages, self.limits.context_tokens - SCHEMA_TOKENS, estimate_tokens)
                 try:
-                    reply = self.otel.chat(self.llm, self.messages, TOOL_SCHEMAS)
+                    reply = self.stopper.wait_for(partial(self.otel.chat, self.llm, self.messages, TOOL_SCHEMAS),
+                                                  guards.deadline)
                 except ModelError as e:
                     return self._end("model_error", str(e))
+                except Overrun:
+                    return self._end("timeout", f"the model call outlived the wall-clock limit "
+                                     f"({self.limits.timeout_s:.0f} s); it was abandoned", guard=True)
                 calls = self._record(reply, guards)
                 if reply.stop in END_OF_REPLY:
                     reason, text = END_OF_REPLY[reply.stop]
@@ -104,7 +111,12 @@ class Agent:
         """Every call runs and gets its result, even after a guard tripped, so the history stays whole."""
         stop = None
         for call in calls:
-            obs = self.otel.execute_tool(call, partial(dispatch, call, self.box, self.allowlist))
+            try:
+                obs = self.stopper.wait_for(partial(self.otel.execute_tool, call,
+                                                    partial(dispatch, call, self.box, self.allowlist)), guards.deadline)
+            except Overrun:
+                self.stopper.kill(self.box)  # the call still blocks in its thread; killing the box ends it
+                return "timeout", f"{call.name} outlived the wall-clock limit ({self.limits.timeout_s:.0f} s)"
             self.stats.tool_calls += 1
             stop = stop or guards.after_tool_call(call.name, obs.args, obs.text)
             note = guards.repeat_note(call.name, obs.args)

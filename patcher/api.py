@@ -1,13 +1,20 @@
 """The HTTP API of `patcher serve`: thin routes over `JobService`; errors become HTTP codes only here.
 
-    POST /v1/jobs                    202 {id}       (bearer token; Idempotency-Key header)
+Every route that shows or changes job data needs a bearer token (the review pages also take the sign-in
+cookie, pages.py); /openapi.json, /docs and /static/style.css show none and need none.
+
+    POST /v1/jobs                    202 {id}       (submit permission; Idempotency-Key header)
     GET  /v1/jobs                    {jobs: […]}    (?state=&limit=)
     GET  /v1/jobs/{id}               the `patcher fix --json` object (before it exists: id, state, message)
-    POST /v1/jobs/{id}/cancel        {id, state}    (bearer token)
-    POST /v1/jobs/{id}/review        {review, attestation}  (bearer token; who = the token's name)
+    POST /v1/jobs/{id}/cancel        {id, state}    (its submitter, or review permission)
+    POST /v1/jobs/{id}/review        {review, attestation}  (review permission; who = the token's name;
+                                                             the submitter cannot approve)
     GET  /v1/jobs/{id}/attestation   the DSSE envelope (404 unless verified)
     GET  /v1/jobs/{id}/events        server-sent events of the trace (Last-Event-ID resumes)
-    GET  /, /jobs/{id}               review pages (pages.py); /openapi.json, /docs
+    GET  /, /jobs/{id}, /login       review pages (pages.py)
+
+Every request passes HostGuard first: an unknown Host header is refused (421), and so is a state-changing
+request whose Origin is another site (403).
 """
 
 from __future__ import annotations
@@ -21,14 +28,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .api_auth import AuthError, who_is
+from .api_auth import COOKIE, AuthError, HostGuard, page_reader, who_is
 from .api_events import parse_last_id, stream
-from .api_service import Conflict, JobRequest, JobService, NotAvailable, ReviewRequest, TooLarge
+from .api_service import Conflict, Forbidden, JobRequest, JobService, NotAvailable, ReviewRequest, TooLarge, TooMany
 from .errors import BadInput
 from .settings import ServerSettings
 from .store import IdempotencyConflict, UnknownJob
 
-STATUS = {UnknownJob: 404, NotAvailable: 404, IdempotencyConflict: 409, Conflict: 409, TooLarge: 413}
+STATUS = {UnknownJob: 404, NotAvailable: 404, IdempotencyConflict: 409, Conflict: 409, TooLarge: 413,
+          Forbidden: 403, TooMany: 429}
 
 
 def service_of(request: Request) -> JobService:
@@ -36,6 +44,10 @@ def service_of(request: Request) -> JobService:
 
 
 def token_name(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
+    """The bearer token's name; a read (GET) may also use the pages' sign-in cookie (SameSite=Strict, so it
+    never comes with another site's request; and a read changes nothing)."""
+    if request.method == "GET":
+        return page_reader(service_of(request).settings, authorization, request.cookies.get(COOKIE))
     return who_is(service_of(request).settings, authorization)
 
 
@@ -43,8 +55,9 @@ Service = Annotated[JobService, Depends(service_of)]
 Who = Annotated[str, Depends(token_name)]
 
 
-def create_app(settings: ServerSettings, start_workers: bool = True) -> FastAPI:
-    """The app; its lifespan starts the worker pool (recovering jobs a crash left) and stops it."""
+def create_app(settings: ServerSettings, start_workers: bool = True, bind_host: str | None = None) -> FastAPI:
+    """The app; its lifespan starts the worker pool (recovering jobs a crash left) and stops it. The
+    address it listens on (`bind_host`, unless a wildcard) is one of the Host names it answers to."""
     service = JobService(settings)
 
     @asynccontextmanager
@@ -62,6 +75,8 @@ def create_app(settings: ServerSettings, start_workers: bool = True) -> FastAPI:
     app.state.service = service
     _errors(app)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    hosts = [*settings.allowed_hosts, *([bind_host] if bind_host and bind_host not in ("0.0.0.0", "::") else [])]
+    app.add_middleware(HostGuard, allowed=hosts)
     _routes(app)
     from .pages import router as pages
 
@@ -73,23 +88,24 @@ def _routes(app: FastAPI) -> None:
     @app.post("/v1/jobs", status_code=202)
     def submit(body: JobRequest, service: Service, who: Who,
                idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
-        job, created = service.submit(body, idempotency_key)
+        job, created = service.submit(body, idempotency_key, who)
         return JSONResponse({"id": job.id}, 202, headers={"Location": f"/v1/jobs/{job.id}",
                                                           "Idempotent-Replayed": str(not created).lower()})
 
     @app.get("/v1/jobs")
-    def list_jobs(service: Service, state: Literal["queued", "running", "done", "failed", "cancelled"] | None = None,
+    def list_jobs(service: Service, who: Who,
+                  state: Literal["queued", "running", "done", "failed", "cancelled"] | None = None,
                   limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
         return {"jobs": [service.summary(job) for job in service.list_jobs(state, limit)]}
 
     @app.get("/v1/jobs/{job_id}")
-    def get_job(job_id: str, service: Service) -> JSONResponse:
+    def get_job(job_id: str, service: Service, who: Who) -> JSONResponse:
         job = service.get(job_id)
         return JSONResponse(service.view(job), headers={"X-Patcher-Job-State": job.state})
 
     @app.post("/v1/jobs/{job_id}/cancel")
     def cancel(job_id: str, service: Service, who: Who) -> dict[str, str]:
-        return {"id": job_id, "state": service.cancel(job_id)}
+        return {"id": job_id, "state": service.cancel(job_id, who)}
 
     @app.post("/v1/jobs/{job_id}/review")
     def review(job_id: str, body: ReviewRequest, service: Service, who: Who) -> dict[str, Any]:
@@ -98,11 +114,11 @@ def _routes(app: FastAPI) -> None:
                            "comment": done.comment}, "attestation": envelope}
 
     @app.get("/v1/jobs/{job_id}/attestation")
-    def attestation(job_id: str, service: Service) -> dict[str, Any]:
+    def attestation(job_id: str, service: Service, who: Who) -> dict[str, Any]:
         return service.attestation(job_id)
 
     @app.get("/v1/jobs/{job_id}/events", response_class=StreamingResponse)
-    def events(job_id: str, service: Service,
+    def events(job_id: str, service: Service, who: Who,
                last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
         service.get(job_id)
         return StreamingResponse(stream(service, job_id, parse_last_id(last_event_id)), media_type="text/event-stream",
@@ -177,5 +193,5 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
 
     from .settings import load_settings
 
-    app = create_app(load_settings())
+    app = create_app(load_settings(), bind_host=host)
     uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=10)

@@ -8,7 +8,9 @@ and its kin) and become HTTP codes only in `api.py`.
     ├── NotAvailable             404  no attestation: the job is not verified (yet)
     ├── IdempotencyConflict      409  (store)
     ├── Conflict                 409  e.g. a review of a job that is not verified
-    └── TooLarge                 413  a traceback over the size limit
+    ├── Forbidden                403  the token may not do this (permissions, approving one's own job)
+    ├── TooLarge                 413  a traceback over the size limit
+    └── TooMany                  429  the token already has its most jobs queued or running
 
 A job's events are rows of the shared event log (eventlog.py), so any node streams and shows any job; the
 worker that runs an attempt also keeps its trace file in its own HOME/jobs/<id>/, where the API node
@@ -27,16 +29,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .api_checks import cap_limits, check_repo
 from .attest import Approval, AttestConfig, attest, statement_of
+from .clone import CloneLimits
 from .errors import BadInput
 from .eventlog import EventLog
 from .guards import Limits
 from .jobs import PoolConfig, WorkerPool
 from .settings import ServerSettings
 from .store import Job, Review, Store, UnknownJob
+from .trace import scrub_userinfo
 
 FINISHED = ("done", "failed", "cancelled")
-_URL = re.compile(r"(https?|ssh|git)://[^\s]+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+")
 
 
 class NotAvailable(BadInput):
@@ -48,6 +52,14 @@ class Conflict(BadInput):
 
 
 class TooLarge(BadInput):
+    pass
+
+
+class Forbidden(BadInput):
+    pass
+
+
+class TooMany(BadInput):
     pass
 
 
@@ -110,37 +122,29 @@ class JobService:
 
     # jobs
 
-    def submit(self, request: JobRequest, idempotency_key: str | None = None) -> tuple[Job, bool]:
+    def submit(self, request: JobRequest, idempotency_key: str | None = None, who: str = "dev"
+               ) -> tuple[Job, bool]:
+        self.allowed(who, "submit")
         size = len(request.traceback.encode("utf-8", "replace"))
         if size > self.settings.max_traceback_bytes:
             raise TooLarge(f"the traceback is {size} bytes; this server takes at most "
                            f"{self.settings.max_traceback_bytes} (PATCHER_MAX_TRACEBACK_BYTES)")
         if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
             raise BadInput("the Idempotency-Key header must be 1 to 255 characters")
-        self.check_repo(request.repo)
-        job, created = self.store.submit(request.model_dump(mode="json"), idempotency_key)
+        check_repo(self.settings, request.repo)
+        request = request.model_copy(update={"limits": cap_limits(self.settings, request.limits)})
+        if self.store.active(who) >= self.settings.max_active_per_token:
+            raise TooMany(f"{who} already has {self.settings.max_active_per_token} jobs queued or running "
+                          "(PATCHER_MAX_ACTIVE_PER_TOKEN); wait for one to end")
+        job, created = self.store.submit(request.model_dump(mode="json"), idempotency_key, submitter=who)
         if created:
             self.pool.notify()
         return job, created
 
-    def check_repo(self, repo: str) -> None:
-        """A git URL of an allowed kind, or a directory under one of the allowed roots; BadInput otherwise."""
-        if _URL.fullmatch(repo) and "::" not in repo:
-            return
-        if "://" in repo or "::" in repo:
-            raise BadInput(f"repo URL {repo!r}: only https, http, ssh and git URLs (or user@host:path) are allowed")
-        roots = self.settings.repo_roots
-        if not roots:
-            raise BadInput("this server takes git URLs only: no server-side repo roots are configured "
-                           "(PATCHER_REPO_ROOTS)")
-        path = Path(repo)
-        if not path.is_absolute() or "\x00" in repo:
-            raise BadInput(f"repo path {repo!r} must be absolute (or a git URL)")
-        real = path.resolve()
-        if not any(real == root or real.is_relative_to(root) for root in roots):
-            raise BadInput(f"repo path {repo} is outside the allowed roots ({', '.join(map(str, roots))})")
-        if not real.is_dir():
-            raise BadInput(f"repo path {repo} is not a directory on the server")
+    def allowed(self, who: str, action: str) -> None:
+        if not self.settings.may(who, action):
+            names = "PATCHER_REVIEWERS" if action == "review" else "PATCHER_SUBMITTERS"
+            raise Forbidden(f"{who} may not {action} on this server (not in {names})")
 
     def get(self, job_id: str) -> Job:
         job = self.store.get(job_id)
@@ -151,8 +155,11 @@ class JobService:
     def list_jobs(self, state: str | None = None, limit: int = 50) -> list[Job]:
         return self.store.list_jobs(state=state, limit=limit)
 
-    def cancel(self, job_id: str) -> str:
-        self.get(job_id)
+    def cancel(self, job_id: str, who: str = "dev") -> str:
+        """Its submitter or a reviewer may cancel a job."""
+        job = self.get(job_id)
+        if job.submitter != who:
+            self.allowed(who, "review")
         return self.pool.cancel(job_id)
 
     @staticmethod
@@ -167,7 +174,8 @@ class JobService:
         result = job.result or {}
         reviews = self.store.reviews(job.id)
         return {"id": job.id, "state": job.state, "created_at": job.created_at.isoformat(),
-                "updated_at": job.updated_at.isoformat(), "repo": job.spec.get("repo"), "ref": job.spec.get("ref"),
+                "updated_at": job.updated_at.isoformat(), "repo": scrub_userinfo(str(job.spec.get("repo"))),
+                "ref": job.spec.get("ref"), "submitter": job.submitter,
                 "status": result.get("status"), "reason": result.get("reason"),
                 "message": result.get("message") or job.error, "attempts": job.attempts,
                 "review": reviews[-1].decision if reviews else None}
@@ -180,11 +188,15 @@ class JobService:
         from .pipeline import JobSpec, run_job
 
         request = JobRequest.model_validate(spec)
+        pins = check_repo(self.settings, request.repo)  # again: a path or a DNS answer may have changed since submit
+        clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes,
+                            resolve=pins)
         job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
-                           sandbox=SandboxConfig(image=self.settings.sandbox_image))
+                           sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone)
         job = self.get(job_id)
         token, attempt = job.token or "", job.attempts
-        return run_job(job_spec, on_event=lambda event: self._log_event(job_id, token, attempt, event)).as_json()
+        return run_job(job_spec, cancel=self.pool.flag(job_id),
+                       on_event=lambda event: self._log_event(job_id, token, attempt, event)).as_json()
 
     def _log_event(self, job_id: str, token: str, attempt: int, event: dict[str, Any]) -> None:
         # False once the claim is lost: this attempt's events (like its result) no longer count, and the
@@ -205,8 +217,12 @@ class JobService:
     # reviews and records
 
     def review(self, job_id: str, decision: str, who: str, comment: str = "") -> tuple[Review, dict[str, Any]]:
-        """Record the decision and sign the job's record again with it; only verified jobs are reviewed."""
+        """Record the decision and sign the job's record again with it; only verified jobs are reviewed, by a
+        reviewer, and (unless PATCHER_ALLOW_SELF_APPROVAL) never approved by their submitter."""
+        self.allowed(who, "review")
         job = self.get(job_id)
+        if decision == "approve" and who == job.submitter and not self.settings.allow_self_approval:
+            raise Forbidden(f"{who} submitted job {job_id}, so someone else must approve it")
         self._verified(job)
         with self._sign_lock:  # the record on disk carries the last decision, also under concurrent reviews
             review = self.store.add_review(job_id, decision, who, comment)
@@ -243,7 +259,7 @@ class JobService:
         assert job.result is not None
         suite = (job.result.get("verification") or {}).get("pass_to_pass", {}).get("command")
         envelope = attest(job.result, self.key, image=self.settings.sandbox_image, suite_command=suite,
-                          approval=approval)
+                          approval=approval, submitter=job.submitter)
         path = self.job_dir(job.id) / "attestation.json"
         with self._sign_lock:
             path.parent.mkdir(parents=True, exist_ok=True)

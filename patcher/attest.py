@@ -2,7 +2,10 @@
 
 The statement's subject is the diff (`patch.diff`, by sha256 of its UTF-8 bytes); its predicate is the
 in-toto test-result predicate (result PASSED/FAILED, configuration, passed/failed/warned tests) with
-patcher's own fields under `predicate["patcher"]` (run id, base commit, image, commands, results).
+patcher's own fields under `predicate["patcher"]` (run id, base commit, image, commands, results) and
+what the result was proved on (`provenance.py`): repo, source commit, dirty, the staged tree and the tree
+with the diff applied, the reproduction command and its source, the suite, the image id actually used,
+the patcher version and who submitted the job. `patcher gate` checks them against its repository.
 
 Approval binding: the approval (decision, who, when, comment) is a field of that same extension,
 `predicate["patcher"]["approval"]`, and the whole statement is signed again when the review is recorded.
@@ -116,7 +119,8 @@ def load_public_key(pem: bytes) -> Ed25519PublicKey:
 # statement -------------------------------------------------------------------------------------------
 
 def build_statement(result: Mapping[str, Any], *, image: str | None = None, suite_command: str | None = None,
-                    approval: Approval | None = None, diff_sha256: str | None = None) -> dict[str, Any]:
+                    approval: Approval | None = None, diff_sha256: str | None = None,
+                    submitter: str | None = None) -> dict[str, Any]:
     """The in-toto Statement for one job result (`JobResult.as_json()`).
 
     A non-verified result carries no diff; pass the digest of the diff it judged as `diff_sha256` to
@@ -130,6 +134,8 @@ def build_statement(result: Mapping[str, Any], *, image: str | None = None, suit
     p2p = ver.get("pass_to_pass") or {}
     regressions = list(p2p.get("regressions") or [])
     passed = result.get("status") == "verified" and repro.get("after") == "passed" and not regressions
+    prov = result.get("provenance") or {}
+    suite_command = prov.get("suite_command") or suite_command
     commands = {k: v for k, v in (("reproduction", repro.get("command")), ("suite", suite_command)) if v}
     extension = {
         "schema": EXTENSION_SCHEMA,
@@ -137,10 +143,20 @@ def build_statement(result: Mapping[str, Any], *, image: str | None = None, suit
         "status": result.get("status"),
         "reason": result.get("reason"),
         "base_commit": result.get("base_commit"),
-        "image": image,
+        "image": prov.get("image") or image,
+        "image_id": prov.get("image_id"),
+        "repo": prov.get("repo"),
+        "ref": prov.get("ref"),
+        "source_commit": prov.get("source_commit"),
+        "dirty": prov.get("dirty"),
+        "tree": prov.get("tree"),
+        "result_tree": prov.get("result_tree"),
+        "patcher_version": prov.get("patcher_version"),
+        "submitter": submitter,
         "files_changed": list(result.get("files_changed") or []),
         "commands": commands,
-        "reproduction": {"before": repro.get("before"), "after": repro.get("after")},
+        "reproduction": {"before": repro.get("before"), "after": repro.get("after"),
+                         "source": (prov.get("reproduction") or {}).get("source")},
         "pass_to_pass": {"total": p2p.get("total", 0), "regressions": regressions},
         "duration_s": ver.get("duration_s"),
         "signed_at": _iso(datetime.now(UTC)),
@@ -190,9 +206,11 @@ def sign_statement(statement: Mapping[str, Any], key: Ed25519PrivateKey) -> dict
 
 
 def attest(result: Mapping[str, Any], config: AttestConfig, *, image: str | None = None,
-           suite_command: str | None = None, approval: Approval | None = None) -> dict[str, Any]:
+           suite_command: str | None = None, approval: Approval | None = None,
+           submitter: str | None = None) -> dict[str, Any]:
     """Build and sign the record of a result with the key named by `config` (again at review time)."""
-    statement = build_statement(result, image=image, suite_command=suite_command, approval=approval)
+    statement = build_statement(result, image=image, suite_command=suite_command, approval=approval,
+                                submitter=submitter)
     return sign_statement(statement, load_private_key(config.signing_key))
 
 
@@ -226,9 +244,11 @@ def statement_of(envelope: Mapping[str, Any]) -> dict[str, Any]:
 
 # verification ----------------------------------------------------------------------------------------
 
-def check(patch_bytes: bytes, envelope: Mapping[str, Any], public_key_pem: bytes,
+def check(patch_bytes: bytes | None, envelope: Mapping[str, Any], public_key_pem: bytes,
           require_approval: bool = False) -> tuple[bool, str]:
-    """Whether the envelope proves `patch_bytes` verified (and approved, if required), with one-line reason.
+    """Whether the envelope proves `patch_bytes` verified (and approved by someone other than its submitter,
+    if required), with one-line reason. `patch_bytes=None` skips the digest: the caller binds the content
+    another way (the gate's tree checks).
 
     Raises BadInput when the envelope or the key is malformed; every failed check is (False, reason).
     """
@@ -248,9 +268,9 @@ def check(patch_bytes: bytes, envelope: Mapping[str, Any], public_key_pem: bytes
         return False, "statement: the signed payload is not an in-toto statement"
     if statement.get("_type") != STATEMENT_TYPE or statement.get("predicateType") != TEST_RESULT_PREDICATE:
         return False, f"statement: not an {STATEMENT_TYPE} with the {TEST_RESULT_PREDICATE} predicate"
-    actual = hashlib.sha256(patch_bytes).hexdigest()
     attested = [s.get("digest", {}).get("sha256") for s in subjects if isinstance(s, dict)]
-    if actual not in attested:
+    actual = hashlib.sha256(patch_bytes).hexdigest() if patch_bytes is not None else str((attested or [""])[0])
+    if patch_bytes is not None and actual not in attested:
         return False, f"digest: the patch's sha256 {actual[:16]}… is not the attested {_first(attested)}"
     if predicate.get("result") != "PASSED":
         return False, f"result: the record says {predicate.get('result')!r} ({ext.get('reason')}), not PASSED"
@@ -260,6 +280,9 @@ def check(patch_bytes: bytes, envelope: Mapping[str, Any], public_key_pem: bytes
             return False, "approval: required, but the record carries none"
         if approval.get("decision") != "approve":
             return False, f"approval: {approval.get('who')} decided {approval.get('decision')!r}, not 'approve'"
+        if not ext.get("submitter") or approval.get("who") == ext.get("submitter"):
+            return False, (f"approval: by {approval.get('who')}, who submitted the job" if ext.get("submitter")
+                           else "approval: the record names no submitter, so the approver cannot be told apart")
     how = f"; approved by {approval.get('who')} at {approval.get('when')}" if isinstance(approval, dict) \
         and approval.get("decision") == "approve" else ""
     return True, f"ok: patch sha256 {actual[:16]}… verified on {ext.get('base_commit')}{how}"

@@ -16,6 +16,7 @@ from rich.console import Console
 from .errors import BadInput, PatcherError
 from .guards import Limits
 from .result import JobResult
+from .termsafe import markup_safe, plain
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 image_app = typer.Typer(no_args_is_help=True, help="Build and manage the sandbox image.")
@@ -24,7 +25,7 @@ err = Console(stderr=True)
 
 
 def _fail(e: PatcherError) -> None:
-    err.print(f"patcher: {e}", markup=False, highlight=False, soft_wrap=True)
+    err.print(f"patcher: {plain(str(e))}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(e.exit_code)
 
 
@@ -35,17 +36,23 @@ def _read_input(path: str, what: str) -> str:
         raise BadInput(f"cannot read {what} {path}: {e.strerror}") from e
 
 
+def _out(text: str) -> None:
+    """Standard output as is for a pipe or file; on a terminal, with control sequences shown, not obeyed."""
+    sys.stdout.write(plain(text) if sys.stdout.isatty() else text)
+
+
 def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
     text = json.dumps(result.as_json(), indent=2) + "\n" if as_json else (result.diff or "")
     if out is not None and text:
         out.write_text(text)
-    sys.stdout.write(text)
+    # On a terminal the diff is shown, not applied: control sequences in it must not drive the terminal.
+    _out(text)
     sys.stdout.flush()
     if not as_json:
         colour = "green" if result.status == "verified" else "red"
-        err.print(f"[{colour}]{result.status}[/] ({result.reason}): {result.message}", highlight=False,
+        err.print(f"[{colour}]{result.status}[/] ({result.reason}): {markup_safe(result.message)}", highlight=False,
                   soft_wrap=True)
-        err.print(f"trace: {result.trace}", highlight=False, soft_wrap=True)
+        err.print(f"trace: {plain(result.trace)}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(result.exit_code)
 
 
@@ -90,7 +97,7 @@ def fix(
     except PatcherError as e:
         _fail(e)
     with err.status("starting", spinner="dots") as status:
-        result = run_job(spec, progress=lambda phase: status.update(phase))
+        result = run_job(spec, progress=lambda phase: status.update(markup_safe(phase)))
     _emit(result, as_json, out)
 
 
@@ -114,7 +121,7 @@ def verify_cmd(
         _fail(e)
     with err.status("verifying", spinner="dots") as status:
         result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
-                              progress=lambda phase: status.update(phase))
+                              progress=lambda phase: status.update(markup_safe(phase)))
     _emit(result, as_json, None)
 
 
@@ -128,7 +135,7 @@ def trace(
     from .traceview import trace_command
 
     try:
-        sys.stdout.write(trace_command(run_or_file, sql, as_json))
+        _out(trace_command(run_or_file, sql, as_json))
     except PatcherError as e:
         _fail(e)
 
@@ -151,7 +158,7 @@ def replay(
         text, code = replay_command(trace_file, repo, tb, save_test)
     except PatcherError as e:
         _fail(e)
-    sys.stdout.write(text)
+    _out(text)
     raise typer.Exit(code)
 
 
@@ -212,16 +219,24 @@ def doctor() -> None:
 
 @app.command()
 def gate(
-    patch: Annotated[Path, typer.Option("--patch", help="The diff to be merged.")],
     attestation: Annotated[Path, typer.Option("--attestation", help="The signed record (DSSE envelope).")],
     public_key: Annotated[Path, typer.Option("--public-key", help="PEM Ed25519 public key of the server.")],
-    require_approval: Annotated[bool, typer.Option("--require-approval", help="Also require an approval.")] = False,
+    patch: Annotated[Path | None, typer.Option("--patch", help="The diff to be merged (onto --base, default HEAD).")]
+    = None,
+    base: Annotated[str | None, typer.Option("--base", help="The branch or commit merged into.")] = None,
+    head: Annotated[str | None, typer.Option("--head", help="The pull request's head (with --base).")] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="The repository checked against.")] = Path("."),
+    suite: Annotated[str, typer.Option("--suite", help="The suite command the record must have run.")]
+    = "python -m pytest -q",
+    require_approval: Annotated[bool, typer.Option("--require-approval", help="Also require an approval by "
+                                                   "someone other than the submitter.")] = False,
 ) -> None:
-    """Merge gate: exit 0 only when a valid signed record says this exact patch was verified."""
+    """Merge gate: exit 0 only when a valid signed record proves this change verified on this base."""
     from .gate import run_gate
 
-    code, line = run_gate(patch, attestation, public_key, require_approval)
-    typer.echo(line, err=code != 0)
+    code, line = run_gate(patch, attestation, public_key, require_approval, base=base, head=head, repo=repo,
+                          suite=suite)
+    typer.echo(plain(line), err=code != 0)
     raise typer.Exit(code)
 
 

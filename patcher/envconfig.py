@@ -29,4 +29,6 @@ class EnvConfig(BaseModel):
     trusted_hosts: list[str] | None = Field(None, description="pip trusted hosts; None: the host's pip setting.")
     ca_bundle: Path | None = Field(None, description="CA bundle for the intercepted TLS; None: the host's pip "
                                                      "cert, REQUESTS_CA_BUNDLE, SSL_CERT_FILE, then Debian's.")
+    egress_urls: list[str] = Field(default_factory=list, description="More hosts the setup step may reach "
+                                   "through the proxy besides the indexes (e.g. a file host), as URLs.")
     home: Path | None = Field(None, description="Where the last-use index lives; None: PATCHER_HOME.")

@@ -1,8 +1,12 @@
 """What a repo needs installed: the plan read from its dependency files, its key, and the setup script.
 
 Nothing here runs the repo's code; the files are only read (pyproject.toml, setup.cfg, setup.py as text,
-requirements*.txt). The key hashes the dependency files, the setup command, the base image id and RECIPE,
-so an edit to code reuses the image and an edit to dependencies builds a new one.
+requirements*.txt). The key hashes everything the setup step can read: the dependency files, the setup
+command, the base image id and RECIPE, and, when the setup step reads the repo itself (a setup command,
+an installable project whose build code runs, a requirement naming a local path), the repo's content.
+So code can never reach an image that a job on other code reuses (a setup.py that drops a `.pth` into
+the environment poisons only its own content's image); a repo whose setup reads only requirement files
+gets just those files in its setup container and shares the image across code edits.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-RECIPE = "1"
+RECIPE = "2"
 """Bumped whenever the setup script changes what an environment image holds."""
 VENV = "/opt/patcher-env"
 SETUP_DIR = "/workspace/.patcher-setup"
@@ -34,6 +38,8 @@ class EnvPlan:
     """Plain requirement strings of the PEP 735 dependency groups named in `extras` (this pip has no --group)."""
     src_layout: bool = False
     setup_command: str | None = None
+    reads_repo: bool = False
+    """Whether the setup step reads the repo beyond `files` (so the repo's content is part of the key)."""
 
 
 def detect(repo: Path, setup_command: str | None, extras: list[str]) -> EnvPlan | None:
@@ -67,12 +73,34 @@ def detect(repo: Path, setup_command: str | None, extras: list[str]) -> EnvPlan 
         cfg.has_option("options", "install_requires")) or plan.src_layout
     if not (setup_command or plan.requirements or plan.groups or (plan.installable and needs_deps)):
         return None
+    plan.reads_repo = bool(setup_command) or plan.installable or any(
+        _local(line, files) for name in plan.requirements for line in files[name].decode(errors="replace").splitlines())
     return plan
 
 
-def env_key(plan: EnvPlan, base_id: str) -> str:
-    """Hash of everything the environment is made from: dependency files, setup command, base image, recipe."""
-    digest = hashlib.sha256(f"recipe={RECIPE}\nbase={base_id}\nsetup={plan.setup_command!r}\n".encode())
+def _local(line: str, files: dict[str, bytes]) -> bool:
+    """Whether a requirements line reads something other than the index: a path, a file: URL, an editable,
+    a find-links directory, or a nested requirements/constraints file the plan does not carry."""
+    text = line.split(" #", 1)[0].strip()
+    if not text or text.startswith("#"):
+        return False
+    option, _, value = text.replace("=", " ", 1).partition(" ")
+    if option in ("-r", "--requirement", "-c", "--constraint"):
+        value = value.strip()
+        return value not in files and f"requirements/{value}" not in files
+    if option in ("-i", "--index-url", "--extra-index-url", "--trusted-host", "--pre", "--prefer-binary"):
+        return "file:" in value
+    return text.startswith(("-", ".", "/", "~")) or "file:" in text or "\\" in text
+
+
+def env_key(plan: EnvPlan, base_id: str, repo_content: str | None = None) -> str:
+    """Hash of everything the setup step can read: dependency files, setup command, base image, recipe, and
+    (when the plan reads the repo) `repo_content`, an id of the whole staged tree."""
+    if plan.reads_repo and not repo_content:
+        raise ValueError("this plan reads the repo: its key needs the repo's content id")
+    repo = repo_content if plan.reads_repo else None
+    digest = hashlib.sha256(f"recipe={RECIPE}\nbase={base_id}\nsetup={plan.setup_command!r}\nrepo={repo}\n"
+                            .encode())
     for name in sorted(plan.files):
         digest.update(f"{name}\n{len(plan.files[name])}\n".encode() + plan.files[name])
     return digest.hexdigest()
@@ -82,6 +110,7 @@ def setup_script(plan: EnvPlan) -> str:
     pip = f"{VENV}/bin/python -m pip install"
     lines = ["set -eu", f"export PIP_CONFIG_FILE={SETUP_DIR}/pip.conf PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1 "
              "PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off PIP_ROOT_USER_ACTION=ignore",
+             f"python3 {SETUP_DIR}/forward.py",  # the way to the host's proxy; it forks into the background
              f"python3 -m venv --without-pip --system-site-packages {VENV}",
              f"for p in pip pip3; do printf '#!/bin/sh\\nexec {VENV}/bin/python -m pip \"$@\"\\n' > {VENV}/bin/$p; "
              f"chmod 755 {VENV}/bin/$p; done", "cd /workspace/repo"]

@@ -5,9 +5,11 @@
     ensure_env_image(...)        here: a cached image, or a setup container run and committed
     list / prune                 envcache.py: last use in PATCHER_HOME/envs.json, LRU eviction
 
-The setup step is the only one with network access. A container from the sandbox image on the default
-bridge (otherwise hardened: the sandbox uid, no capabilities, no-new-privileges, memory, pids and CPU
-limits, a deadline) gets the repo at /workspace/repo plus the host's CA bundle and pip settings, installs
+The setup step is the only one that reaches out, and only to the package index: its container has no
+network (otherwise hardened: the sandbox uid, no capabilities, no-new-privileges, memory, pids and CPU
+limits, a deadline) and a Unix socket to the host's allowlisting proxy (egress.py), which lets through
+the configured index hosts only. It gets the repo at /workspace/repo (or only its dependency files, see
+envplan.py) plus the host's CA bundle and pip settings (index credentials stay on the host), installs
 into a venv at /opt/patcher-env (with system site packages, so the image's pytest stays) and is committed
 as `patcher-env:<hash12>`; the hash covers the dependency files, the setup command, the base image id and
 RECIPE. The repo copy and the settings are deleted before the commit. Jobs copy their repo to the same
@@ -31,6 +33,7 @@ import requests
 from docker.types import LogConfig, Ulimit
 
 from .config import LABEL, SANDBOX_UID
+from .egress import FORWARDER, PORT_IN_BOX, SOCKET_DIR_IN_BOX, EgressProxy, allowlist
 from .envcache import (
     BASE_SIZE_LABEL,
     ENV_LABEL,
@@ -48,12 +51,14 @@ from .errors import EnvironmentUnavailable, SetupFailed
 from .intake import StagedRepo
 from .pipconf import pip_settings
 from .sandbox.reaper import OWNER, owner_labels
+from .trace import Redactor
 
 __all__ = ["SETUP_DIR", "EnvConfig", "detect", "ensure_env_image", "env_key", "list_env_images", "prune",
            "setup_script", "table"]
 
 Log = Callable[[str], None]
 
+PROXY_ENV = {f"{k}_proxy": f"http://127.0.0.1:{PORT_IN_BOX}" for k in ("http", "https", "HTTP", "HTTPS")}
 PATH = f"{VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
 
@@ -67,7 +72,7 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
     base = _image(client, config.base_image)
     if base is None:
         raise EnvironmentUnavailable(f"sandbox image {config.base_image} is missing: run `patcher image build`")
-    key = env_key(plan, base.id)
+    key = env_key(plan, base.id, staged.base_commit)  # the staging commit is a function of the content alone
     tag = f"{config.repository}:{key[:12]}"
     with locked(env_home(config) / f"env-{key[:12]}.lock"):
         cached = _image(client, tag) is not None
@@ -84,30 +89,41 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
 
 def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,
            config: EnvConfig) -> None:
+    pip_conf, ca, indexes = pip_settings(config)
+    hosts = allowlist([*indexes, *config.egress_urls])
+    with EgressProxy(hosts) as proxy:
+        _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca), proxy, Redactor(indexes))
+
+
+def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,
+               config: EnvConfig, pip: tuple[str, bytes], proxy: EgressProxy, redact: Redactor) -> None:
     container = None
     try:
         container = client.containers.create(
             image=base.id, command=["sh", f"{SETUP_DIR}/setup.sh"], user=f"{SANDBOX_UID}:{SANDBOX_UID}",
-            network_mode="bridge", cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True,
+            network_mode="none", volumes={str(proxy.socket_dir): {"bind": SOCKET_DIR_IN_BOX, "mode": "ro"}},
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True,
             pids_limit=config.pids, mem_limit=f"{config.memory_mb}m", memswap_limit=f"{config.memory_mb}m",
             nano_cpus=int(config.cpus * 1e9), tmpfs={"/tmp": f"size={config.tmp_mb}m,nosuid,nodev"},
             ulimits=[Ulimit(name="nofile", soft=4096, hard=4096), Ulimit(name="core", soft=0, hard=0)],
             log_config=LogConfig(type="json-file", config={"max-size": "2m", "max-file": "1"}),
             labels=owner_labels(), working_dir="/workspace", use_config_proxy=False,
-            environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV})
-        container.put_archive("/", _setup_tar(staged, plan, config))
+            environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV, **PROXY_ENV})
+        container.put_archive("/", _setup_tar(staged, plan, pip))
         container.start()
         try:
             code = container.wait(timeout=config.setup_timeout_s)["StatusCode"]
         except requests.exceptions.RequestException as e:
             container.kill()
             raise SetupFailed(f"dependency setup did not finish within {config.setup_timeout_s:.0f} s; last "
-                              f"lines of its output:\n{_tail(container)}") from e
+                              f"lines of its output:\n{_tail(container, redact)}") from e
         if code != 0:
+            refused = f"\n  (the proxy refused: {', '.join(proxy.refused[:5])})" if proxy.refused else ""
             raise SetupFailed(f"dependency setup failed (exit code {code}); last lines of the installer's "
-                              f"output:\n{_tail(container)}")
+                              f"output:\n{_tail(container, redact)}{redact.text(refused)}")
         inputs = {"files": sorted(plan.files), "setup": plan.setup_command, "extras": plan.extras,
-                  "base": config.base_image, "base_id": base.id.removeprefix("sha256:")[:12]}
+                  "base": config.base_image, "base_id": base.id.removeprefix("sha256:")[:12],
+                  "repo": staged.base_commit[:12] if plan.reads_repo else None}
         labels = {LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
                   BASE_SIZE_LABEL: str(base.attrs["Size"])}
         repo, _, version = tag.rpartition(":")
@@ -120,8 +136,9 @@ def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base:
                 container.remove(force=True)
 
 
-def _setup_tar(staged: StagedRepo, plan: EnvPlan, config: EnvConfig) -> bytes:
-    """The repo at workspace/repo and the setup files, all owned by the sandbox uid (so it can delete them)."""
+def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> bytes:
+    """The repo at workspace/repo (only its dependency files when the plan reads nothing else: the key covers
+    no more) and the setup files, all owned by the sandbox uid (so it can delete them)."""
     skip = {f"workspace/repo/{rel}" for rel in staged.outside_links}
 
     def owned(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
@@ -132,13 +149,19 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, config: EnvConfig) -> bytes:
         info.mode |= 0o700 if info.isdir() else 0o600
         return info
 
-    pip_conf, ca = pip_settings(config)
-    extra = {"setup.sh": setup_script(plan).encode(), "pip.conf": pip_conf.encode(), "ca.pem": ca}
+    pip_conf, ca = pip
+    extra = {"setup.sh": setup_script(plan).encode(), "pip.conf": pip_conf.encode(), "ca.pem": ca,
+             "forward.py": FORWARDER.encode()}
     if plan.groups:
         extra["groups.txt"] = "".join(f"{r}\n" for r in plan.groups).encode()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        tar.add(str(staged.path), arcname="workspace/repo", filter=owned)
+        if plan.reads_repo:
+            tar.add(str(staged.path), arcname="workspace/repo", filter=owned)
+        else:
+            for name, data in {"workspace/repo": None, **{f"workspace/repo/{n}": plan.files[n] for n in plan.files}
+                               }.items():
+                _add(tar, name, data)
         for name in (VENV.lstrip("/"), SETUP_DIR.lstrip("/")):
             info = tarfile.TarInfo(name)
             info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o755, SANDBOX_UID, SANDBOX_UID
@@ -150,9 +173,25 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, config: EnvConfig) -> bytes:
     return buf.getvalue()
 
 
-def _tail(container: Any, lines: int = 20) -> str:
+def _add(tar: tarfile.TarFile, name: str, data: bytes | None) -> None:
+    """A directory (data None, parents first) or a file, owned by the sandbox uid."""
+    parent = name.rpartition("/")[0]
+    if data is not None and parent not in tar.getnames():
+        _add(tar, parent, None)
+    info = tarfile.TarInfo(name)
+    info.uid = info.gid = SANDBOX_UID
+    if data is None:
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(info)
+    else:
+        info.size, info.mode = len(data), 0o644
+        tar.addfile(info, io.BytesIO(data))
+
+
+def _tail(container: Any, redact: Redactor, lines: int = 20) -> str:
+    """The installer's last lines, redacted (index credentials, URL userinfo, secret-looking variables)."""
     with suppress(*_DOCKER_ERRORS):
-        text = container.logs(stdout=True, stderr=True, tail=lines).decode(errors="replace")
+        text = redact.text(container.logs(stdout=True, stderr=True, tail=lines).decode(errors="replace"))
         return "\n".join(f"  {line[:200]}" for line in text.rstrip().splitlines())
     return "  (no output could be read)"
 

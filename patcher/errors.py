@@ -43,3 +43,10 @@ class SandboxError(PatcherError):
 class ModelError(PatcherError):
     exit_code = 1
     reason = "model_error"
+
+
+class Cancelled(PatcherError):
+    """The job was cancelled while it ran (its boxes are killed, its model call abandoned)."""
+
+    exit_code = 1
+    reason = "cancelled"

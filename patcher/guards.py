@@ -54,6 +54,11 @@ class Guards:
     cost_known: bool = True
     _seen: dict[str, tuple[str, int]] = field(default_factory=dict)
 
+    @property
+    def deadline(self) -> float:
+        """When the wall clock runs out (time.monotonic); it also bounds a model or tool call in progress."""
+        return self.started + self.limits.timeout_s
+
     def before_model_call(self, rounds_done: int) -> tuple[str, str] | None:
         """(reason, message) when the run must stop before asking the model again."""
         if rounds_done >= self.limits.max_rounds:

@@ -2,8 +2,10 @@
 
 The staging copy holds the user's current files (committed or not, untracked-but-not-ignored included;
 symlinks kept as links, never followed; device nodes, fifos and submodules dropped) and a fresh `.git`
-made here, so the user's `.git/config` and hooks never travel and never run. Every host git call on
-the user's repository disables the helpers a planted config could use to run code.
+made here, so the user's `.git/config` and hooks never travel and never run. Host git never runs with
+the user's `.git` as its git directory: a local repository is read through a private git dir over its
+objects (`gitview.py`), so nothing its config or attributes name (filters, fsmonitor, hooks, …) can run.
+A clone of a URL is bounded in time and size.
 
 A symlink whose target is absolute or climbs out of the repo (resolved lexically from where it sits) stays
 in the staging copy and the base commit, but never enters the container: Docker's put_archive refuses a
@@ -17,23 +19,22 @@ from __future__ import annotations
 import io
 import os
 import posixpath
+import re
 import shutil
 import stat
+import subprocess
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 
 import git
 
+from .clone import CloneLimits, clone_url
 from .errors import BadInput
+from .gitview import SAFE_GIT, find_toplevel, host_env, make_view
 
-SAFE_GIT = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "protocol.ext.allow=never",
-            "-c", "core.untrackedCache=false", "-c", "submodule.recurse=false"]
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
-           "GIT_AUTHOR_NAME": "patcher", "GIT_AUTHOR_EMAIL": "patcher@localhost",
-           "GIT_COMMITTER_NAME": "patcher", "GIT_COMMITTER_EMAIL": "patcher@localhost",
-           "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000"}
 MAX_REPO_BYTES = 512 * 1024 * 1024
 STAND_IN = ".symlink-leaving-the-repo-withheld-by-patcher"
 """Where a withheld link points in the container, relative to the directory holding the repo."""
@@ -60,54 +61,69 @@ class StagedRepo:
         shutil.rmtree(self.path.parent, ignore_errors=True)
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return git.Git(str(cwd)).execute(["git", *SAFE_GIT, *args], env=GIT_ENV, strip_newline_in_stdout=True)
+Env = dict[str, str]
 
 
-def stage_repo(source: str, ref: str | None = None) -> StagedRepo:
+def _git(cwd: Path, *args: str, env: Env | None = None, timeout: float = 600) -> str:
+    """Host git with patcher's own settings; `env` points it at a private git dir (GIT_DIR, GIT_WORK_TREE)."""
+    out = subprocess.run(["git", *SAFE_GIT, *args], cwd=cwd, env=host_env(**(env or {})), capture_output=True,
+                         text=True, errors="surrogateescape", timeout=timeout, stdin=subprocess.DEVNULL)
+    if out.returncode != 0:  # the error GitPython raises, which callers (verify.apply_diff) catch
+        raise git.GitCommandError(["git", *args], out.returncode, out.stderr, out.stdout)
+    return out.stdout.removesuffix("\n")
+
+
+def stage_repo(source: str, ref: str | None = None, clone: CloneLimits | None = None) -> StagedRepo:
     """Copy `source` (a path or a git URL) at `ref` (default: the work tree as it is) into staging."""
     root = Path(tempfile.mkdtemp(prefix="patcher-stage-"))
     try:
-        if ref is not None or not Path(source).exists():
-            tree = _clone(source, ref, root / "clone")
-        else:
-            tree = _toplevel(Path(source))
-        return _stage_tree(tree, root / "repo")
+        local = _local_path(source)
+        if local is None:
+            return _stage_tree(clone_url(source, ref, root / "clone", clone or CloneLimits()), root / "repo")
+        top = find_toplevel(local)
+        if ref is not None:
+            return _stage_tree(_checkout_local(top, ref, root / "clone"), root / "repo")
+        view = make_view(top, root / "view")
+        return _stage_tree(top, root / "repo", {"GIT_DIR": str(view), "GIT_WORK_TREE": str(top)})
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
 
 
-def _toplevel(path: Path) -> Path:
-    if not path.is_dir():
-        raise BadInput(f"{path} is not a directory")
-    try:
-        return Path(_git(path, "rev-parse", "--show-toplevel"))
-    except git.GitCommandError as e:
-        raise BadInput(f"{path} is not a git repository (run `git init` there, or pass a git URL)") from e
+def _local_path(source: str) -> Path | None:
+    """The directory a source names (a path, or a file:// URL, read like a path), None for a remote URL."""
+    if source.startswith("file://"):
+        return Path(unquote(source.removeprefix("file://")))
+    if Path(source).exists():
+        return Path(source)
+    if "://" in source or re.fullmatch(r"[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+", source):
+        return None
+    raise BadInput(f"{source} is neither an existing path nor a git URL")
 
 
-def _clone(url: str, ref: str | None, dest: Path) -> Path:
-    looks_remote = "://" in url or url.startswith("git@") or Path(url).exists()
-    if not looks_remote:
-        raise BadInput(f"{url} is neither an existing path nor a git URL")
+def _checkout_local(top: Path, ref: str, dest: Path) -> Path:
+    """`ref` of a local repository checked out into a repository of ours that borrows its objects."""
+    dest.mkdir()
+    make_view(top, dest / ".git", index=False)
     try:
-        _git(dest.parent, "clone", "--quiet", "--no-checkout", "--no-recurse-submodules", "--", url, str(dest))
-        _git(dest, "checkout", "--quiet", "--detach", ref or "HEAD", "--")
+        _git(dest, "checkout", "--quiet", "--detach", ref, "--")
     except git.GitCommandError as e:
-        last = (e.stderr or str(e)).strip().splitlines()[-1:] or [""]
-        raise BadInput(f"cannot check out {ref or 'HEAD'} of {url}: {last[0].strip()}") from e
+        raise BadInput(f"cannot check out {ref} of {top}: {_last_line(str(e.stderr))}") from e
     return dest
 
 
-def _listed_files(tree: Path) -> list[str]:
-    out = _git(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+def _last_line(text: str) -> str:
+    return (text.strip().splitlines()[-1:] or [""])[0].strip()
+
+
+def _listed_files(tree: Path, env: Env | None) -> list[str]:
+    out = _git(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard", env=env)
     return sorted({p for p in out.split("\0") if p})
 
 
-def _stage_tree(tree: Path, dest: Path) -> StagedRepo:
+def _stage_tree(tree: Path, dest: Path, env: Env | None = None) -> StagedRepo:
     files, total = [], 0
-    for rel in _listed_files(tree):
+    for rel in _listed_files(tree, env):
         src = tree / rel
         try:
             st = src.lstat()
@@ -127,7 +143,7 @@ def _stage_tree(tree: Path, dest: Path) -> StagedRepo:
             os.chmod(target, 0o755 if st.st_mode & 0o111 else 0o644)
         files.append(rel)
     dest.mkdir(parents=True, exist_ok=True)
-    source_commit, dirty = _source_state(tree)
+    source_commit, dirty = _source_state(tree, env)
     _git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
     _git(dest, "add", "--all", "--force")
     _git(dest, "commit", "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
@@ -148,12 +164,14 @@ def leaves_repo(rel: str, target: str) -> bool:
     return resolved == ".." or resolved.startswith("../")
 
 
-def _source_state(tree: Path) -> tuple[str | None, bool]:
+def _source_state(tree: Path, env: Env | None) -> tuple[str | None, bool]:
     try:
-        head = _git(tree, "rev-parse", "--verify", "--quiet", "HEAD")
+        head = _git(tree, "rev-parse", "--verify", "--quiet", "HEAD", env=env)
     except git.GitCommandError:
         return None, True
-    dirty = bool(_git(tree, "status", "--porcelain", "--untracked-files=normal"))
+    # Submodules are not staged, so their state is not the base's; status would also enter their .git.
+    dirty = bool(_git(tree, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all",
+                      env=env))
     return head, dirty
 
 

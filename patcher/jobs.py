@@ -39,6 +39,8 @@ class PoolConfig(BaseModel):
     """How long an idle worker waits before looking for queued jobs again (`notify` wakes it sooner)."""
     lease_s: float = Field(default=30.0, gt=0)
     """A running job whose heartbeat is older than this has lost its worker; heartbeats come every third of it."""
+    cancel_poll_s: float = Field(default=1.0, gt=0)
+    """How often a cancel recorded by another process (an API node) is looked for, between heartbeats."""
     max_attempts: int = Field(default=2, ge=1)
     """Runs of one job that may be interrupted; after that it is failed with a reason instead of re-queued."""
     exclusive: bool = False
@@ -124,6 +126,12 @@ class WorkerPool:
             held = self._running.get(job_id)
         return held is not None and held[1].is_set()
 
+    def flag(self, job_id: str) -> threading.Event:
+        """The cancel flag of a running job, to hand to `run_job` (a fresh, never-raised one otherwise)."""
+        with self._lock:
+            held = self._running.get(job_id)
+        return held[1] if held is not None else threading.Event()
+
     def running(self) -> list[str]:
         with self._lock:
             return list(self._running)
@@ -173,12 +181,17 @@ class WorkerPool:
 
     def _housekeep(self) -> None:
         beat = self.config.lease_s / 3
+        next_beat = time.monotonic() + beat
         next_recovery = time.monotonic() + self.config.lease_s
-        while not self._stop_housekeeping.wait(beat):
+        while not self._stop_housekeeping.wait(min(beat, self.config.cancel_poll_s)):
             try:
                 with self._lock:
                     held = {token: (job_id, flag) for job_id, (token, flag) in self._running.items()}
-                for token in self.store.heartbeat(held):
+                if time.monotonic() >= next_beat:
+                    stop, next_beat = self.store.heartbeat(held), time.monotonic() + beat
+                else:  # a cancel from another process reaches a running job within cancel_poll_s
+                    stop = self.store.stopping(held)
+                for token in stop:
                     held[token][1].set()
                 if time.monotonic() >= next_recovery:
                     for job_id, state in self.store.recover(self.config.lease_s, self.config.max_attempts):

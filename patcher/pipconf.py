@@ -1,7 +1,10 @@
 """The host's pip settings that make sense in the setup container: pip.conf text and the CA bundle.
 
 Read from pip's config files (global, then user, then PIP_CONFIG_FILE) and PIP_* variables; EnvConfig
-overrides them. file:// indexes are dropped (they are the host's paths).
+overrides them. file:// indexes are dropped (they are the host's paths). The container reaches the
+indexes only through the host's allowlisting proxy (egress.py), so pip's `proxy` is that proxy, and index
+URLs lose their userinfo: credentials never enter the container (an index that needs them is not
+reachable from the setup step yet).
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ import configparser
 import os
 from contextlib import suppress
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+from .egress import PORT_IN_BOX
 from .envconfig import EnvConfig
 from .envplan import SETUP_DIR
 
@@ -18,10 +23,10 @@ PIP_KEYS = ("index-url", "extra-index-url", "trusted-host", "cert", "timeout", "
 DEFAULT_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 
 
-def pip_settings(config: EnvConfig) -> tuple[str, bytes]:
-    """(pip.conf for the setup container, CA bundle): the host's pip settings that make sense in a container."""
+def pip_settings(config: EnvConfig) -> tuple[str, bytes, list[str]]:
+    """(pip.conf for the setup container, CA bundle, the index URLs it names, with any credentials)."""
     host = host_pip()
-    values = {k: v for k, v in host.items() if k in ("timeout", "proxy", "index-url")}
+    values = {k: v for k, v in host.items() if k in ("timeout", "index-url")}
     if config.index_url:
         values["index-url"] = config.index_url
     for key, override in (("extra-index-url", config.extra_index_urls), ("trusted-host", config.trusted_hosts)):
@@ -34,8 +39,21 @@ def pip_settings(config: EnvConfig) -> tuple[str, bytes]:
     ca = next((Path(c) for c in candidates if c and Path(c).is_file()), None)
     if ca:
         values["cert"] = f"{SETUP_DIR}/ca.pem"
+    indexes = [values.get("index-url", "https://pypi.org/simple"), *values.get("extra-index-url", "").split()]
+    for key in ("index-url", "extra-index-url"):
+        if key in values:
+            values[key] = " ".join(scrub(url) for url in values[key].split())
+    values["proxy"] = f"http://127.0.0.1:{PORT_IN_BOX}"
     text = "[global]\n" + "".join(f"{k} = {v}\n" for k, v in values.items())
-    return text, ca.read_bytes() if ca else b""
+    return text, ca.read_bytes() if ca else b"", indexes
+
+
+def scrub(url: str) -> str:
+    """The URL without its userinfo."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def host_pip() -> dict[str, str]:

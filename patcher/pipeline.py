@@ -4,26 +4,30 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import docker
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.protocol import DEFAULT_ALLOWLIST
 
 from . import localize, offline
 from .agent import Agent, AgentResult
+from .clone import CloneLimits
 from .config import SandboxConfig
 from .envs import EnvConfig, ensure_env_image
-from .errors import BadInput, PatcherError
+from .errors import BadInput, Cancelled, PatcherError
 from .feedback import attempt_record, verdict_note
 from .frames import map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
-from .llm import LLM, ModelConfig, OpenAIModel
+from .llm import LLM, ModelConfig, OpenAIModel, price
+from .provenance import base_provenance, with_result
 from .repair.suppress import diff_warnings
 from .repoconfig import Effective, effective
 from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
@@ -31,6 +35,7 @@ from .sandbox import Sandbox, diff_of
 from .sandbox.docker import DockerSandbox, docker_client, require_image
 from .sandbox.pool import BoxPool
 from .sandbox.reaper import reap
+from .stopper import Stopper
 from .task import reproduction_command, task_text
 from .testruns import TestRun
 from .trace import Redactor, Trace
@@ -77,11 +82,14 @@ class JobSpec(BaseModel):
     offline_budget_s: float = Field(120.0, gt=0, description="Seconds the offline engine may spend trying them.")
     setup: str | None = Field(None, description="Command that installs the repo's dependencies (the user's --setup); "
                               "default: read from pyproject.toml, requirements*.txt, setup.cfg/setup.py.")
+    clone: CloneLimits = Field(default_factory=CloneLimits, description="Time and size bounds of cloning a URL.")
 
 
 def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None,
+            cancel: threading.Event | None = None,
             on_event: Callable[[dict[str, Any]], None] | None = None) -> JobResult:
-    """The whole job; `on_event` also gets every trace event (the server's shared event log)."""
+    """The whole job. Raising `cancel` stops it within moments (boxes killed, model call abandoned, reason
+    cancelled); `on_event` also gets every trace event (the server's shared event log)."""
     model = spec.model
     secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
     trace = _open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
@@ -89,20 +97,25 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
                attempts=spec.attempts,
                limits=spec.limits.model_dump())
-    return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held))
+    stopper = Stopper(cancel)
+    return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held, stopper), stopper)
 
 
-def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Held) -> JobResult:
+def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Held,
+         stopper: Stopper) -> JobResult:
     model = spec.model
+    engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
+    if engine != "offline" and llm is None and spec.limits.max_cost_usd is not None:
+        _check_priced(model or ModelConfig.from_env())
     progress("reading the traceback and the repository")
     parsed = parse_traceback(spec.traceback)
-    staged = _stage(held, spec.repo, spec.ref)
+    staged = _stage(held, spec.repo, spec.ref, spec.clone)
+    stopper.check()
     settings = _settings(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
     job = _prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace, progress,
-                   held, settings.setup)
+                   held, settings.setup, stopper)
     if isinstance(job, JobResult):
         return job
-    engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
     tried: offline.OfflineResult | None = None
     if engine != "agent":
         found = _offline(spec, job, staged, trace, progress, engine)
@@ -112,11 +125,12 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     llm = llm or OpenAIModel(model or ModelConfig.from_env())
     progress("agent at work in the sandbox")
     suspects = tried.suspects if tried else _localize(job, staged)
+    stopper.check()
     with job.open_box(staged) as box:
-        agent = Agent(llm, box, trace, spec.limits, _allowlist(settings.sandbox))
+        agent = Agent(llm, box, trace, spec.limits, _allowlist(settings.sandbox), stopper=stopper)
         outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro, suspects))
         outcome, diff, ver, attempts = _until_verified(agent, outcome, box, job, staged, trace, progress,
-                                                       spec.attempts)
+                                                       spec.attempts, stopper)
     summary = _summary(outcome, tried)
     if ver is None:
         reason = "no_change" if outcome.reason == "finished" else outcome.reason
@@ -126,23 +140,26 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
     return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
                    verification=ver.as_json(), agent=summary, attempts=attempts,
-                   warnings=diff_warnings(diff, staged.path, job.parsed))
+                   warnings=diff_warnings(diff, staged.path, job.parsed),
+                   provenance=job.provenance(staged, spec.repo, spec.ref, settings.test_command, ver, diff))
 
 
 def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: _Job, staged: StagedRepo, trace: Trace,
-                    progress: Progress, allowed: int
+                    progress: Progress, allowed: int, stopper: Stopper
                     ) -> tuple[AgentResult, str, Verification | None, list[dict[str, Any]]]:
     """Verify the agent's diff; while rejected (and the agent finished on its own, within `allowed`
     verifications), tell it why and let it go on. A diff unchanged since the last verdict is not re-run."""
     attempts: list[dict[str, Any]] = []
     ver: Verification | None = None
     while True:
-        diff = diff_of(box)
+        stopper.check()
+        diff = "" if stopper.killed(box) else diff_of(box)  # killed: a tool call outlived the wall clock
         if not diff.strip():
             return outcome, diff, None, attempts
         if ver is not None and attempts[-1]["diff_sha256"] == attempt_record(0, ver, diff)["diff_sha256"]:
             return outcome, diff, ver, attempts
         progress(f"verifying the diff in fresh containers (attempt {len(attempts) + 1})")
+        stopper.check()
         ver = _verify(job, staged, diff, trace)
         attempts.append(attempt_record(len(attempts) + 1, ver, diff))
         trace.emit("attempt", **attempts[-1])
@@ -176,7 +193,8 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         progress("verifying the diff in a fresh container")
         ver = _verify(job, staged, diff, trace)
         return _finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
-                       verification=ver.as_json())
+                       verification=ver.as_json(),
+                       provenance=job.provenance(staged, repo, ref, settings.test_command, ver, diff))
 
     return _guarded(trace, check)
 
@@ -185,15 +203,20 @@ Held = list[StagedRepo | BoxPool]
 """What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
 
 
-def _guarded(trace: Trace, body: Callable[[Held], JobResult]) -> JobResult:
-    """Runs a job body: a PatcherError becomes the result; the staging copy, spare boxes and trace always close."""
+def _guarded(trace: Trace, body: Callable[[Held], JobResult], stopper: Stopper | None = None) -> JobResult:
+    """Runs a job body: a PatcherError becomes the result (any error after a cancel is the cancel's: it
+    killed the boxes); the staging copy, spare boxes and trace always close."""
     held: Held = []
     try:
         return body(held)
     except PatcherError as e:
         staged = held[0] if held and isinstance(held[0], StagedRepo) else None
-        return _finish(trace, staged, e.reason, str(e), exit_code=e.exit_code)
+        error = Cancelled("cancelled while it ran; its containers were stopped") \
+            if stopper is not None and stopper.cancelled else e
+        return _finish(trace, staged, error.reason, str(error), exit_code=error.exit_code)
     finally:
+        if stopper is not None:
+            stopper.close()
         for thing in reversed(held):
             if isinstance(thing, StagedRepo):
                 thing.cleanup()
@@ -202,8 +225,15 @@ def _guarded(trace: Trace, body: Callable[[Held], JobResult]) -> JobResult:
         trace.close()
 
 
-def _stage(held: Held, repo: str, ref: str | None) -> StagedRepo:
-    staged = stage_repo(repo, ref)
+def _check_priced(model: ModelConfig) -> None:
+    """A cost limit is only a limit when the spend can be counted: refused at start for a model with no price."""
+    if price(model.prices, [model.model], 1_000_000, 1_000_000) is None:
+        raise BadInput(f"--max-cost cannot be enforced: patcher knows no price for the model {model.model!r}; "
+                       "drop the cost limit, or give the model's price (ModelConfig.prices)")
+
+
+def _stage(held: Held, repo: str, ref: str | None, clone: CloneLimits | None = None) -> StagedRepo:
+    staged = stage_repo(repo, ref, clone)
     held.append(staged)
     return staged
 
@@ -216,11 +246,20 @@ class _Job:
     open_box: OpenBox
     suite_command: str
     base: Baseline
+    image: str
+    """The image the boxes start from (the environment image when one was built)."""
+    client: docker.DockerClient
+
+    def provenance(self, staged: StagedRepo, repo: str, ref: str | None, user_test: str | None,
+                   ver: Verification, diff: str) -> dict[str, object]:
+        """What the record binds; `result_tree` only for a verified diff (one that applied)."""
+        prov = base_provenance(staged, repo, ref, self.repro, user_test, self.suite_command, self.image, self.client)
+        return with_result(prov, staged, diff) if ver.status == "verified" else prov
 
 
 def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
-             suite_command: str, trace: Trace, progress: Progress, held: Held, setup: str | None = None
-             ) -> _Job | JobResult:
+             suite_command: str, trace: Trace, progress: Progress, held: Held, setup: str | None = None,
+             stopper: Stopper | None = None) -> _Job | JobResult:
     """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
     when the job ends here."""
     if parsed is not None:
@@ -232,6 +271,8 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
     require_image(client, cfg.image)
     progress("preparing the environment image (dependencies)")
     image = ensure_env_image(staged, setup, EnvConfig(base_image=cfg.image), client, progress)
+    stopper = stopper or Stopper()
+    stopper.check()
     if image != cfg.image:
         trace.emit("environment", image=image, base_image=cfg.image)
         cfg = cfg.model_copy(update={"image": image})
@@ -241,10 +282,12 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
     pool.warm(cfg)
 
     def open_box(tree: StagedRepo) -> DockerSandbox:
-        return DockerSandbox(tree, cfg, client, pool)
+        stopper.check()
+        return stopper.watch(DockerSandbox(tree, cfg, client, pool))
 
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
     base = run_baseline(staged, repro, exc_type, open_box, suite_command)
+    stopper.check()
     _emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
     _emit_runs(trace, "baseline", [("base-suite", base.suite)])
     before = base.repro.outcome if base.repro else "not_run"
@@ -255,7 +298,7 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         return _finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
                        "the base code, so no fix could be checked for regressions; pass a suite that runs",
                        verification=empty_verification(repro, before, suite_command))
-    return _Job(parsed, repro, exc_type, open_box, suite_command, base)
+    return _Job(parsed, repro, exc_type, open_box, suite_command, base, cfg.image, client)
 
 
 def _verify(job: _Job, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
@@ -311,7 +354,9 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
         ver = _verify(job, staged, found.diff, trace)
         if ver.status == "verified" or not small:
             return _finish(trace, staged, ver.reason, f"{found.summary()}; {ver.message}", diff=found.diff,
-                           files_changed=ver.files_changed, verification=ver.as_json(), agent=summary)
+                           files_changed=ver.files_changed, verification=ver.as_json(), agent=summary,
+                           provenance=job.provenance(staged, spec.repo, spec.ref, spec.test_command, ver,
+                                                     found.diff))
     elif not small:
         return _finish(trace, staged, "no_change", found.summary(), agent=summary)
     return found
@@ -351,6 +396,7 @@ def _summary(outcome: AgentResult, prior: offline.OfflineResult | None) -> Agent
 def _finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,
             exit_code: int | None = None, **fields: object) -> JobResult:
     status = status_for(reason)
+    message = trace.redact.text(message)  # errors may quote a URL with credentials, or a secret
     result = JobResult(run_id=trace.run_id, status=status, reason=reason, message=message,
                        base_commit=staged.source_commit if staged else None, trace=str(trace.path),
                        exit_code=exit_code if exit_code is not None else exit_code_for(status), **fields)  # type: ignore[arg-type]

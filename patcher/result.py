@@ -52,6 +52,9 @@ class JobResult:
     warnings: list[str] = field(default_factory=list)
     """Review hints that do not block (e.g. the diff weakens the check that raised the reported exception)."""
     trace: str | None = None
+    provenance: dict[str, Any] | None = None
+    """What the result was proved on (patcher/provenance.py): repo, source commit, dirty, staged tree and
+    the tree with the diff applied, reproduction command and its source, suite, image, patcher version."""
     exit_code: int = 1
 
     def __post_init__(self) -> None:

@@ -3,6 +3,8 @@
     PATCHER_TOKENS='alice:…,ci-bot:…'     bearer tokens by name (or a JSON object {"alice": "…"})
     PATCHER_SIGNING_KEY=/etc/patcher/ed25519.pem
     PATCHER_REPO_ROOTS=/srv/repos:/data/git      server-side paths a job may name (git URLs are always allowed)
+    PATCHER_REVIEWERS=alice,bob   PATCHER_SUBMITTERS=ci-bot     who may review / submit (unset: every token)
+    PATCHER_ALLOWED_HOSTS=patcher.example.com    Host names the server answers to (besides loopback names)
 
 Outside dev mode (PATCHER_DEV=1) the server does not start without tokens and a signing key; a token
 that looks like a placeholder ("changeme", "xxx", "<token>", …) or is shorter than 16 characters is
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -54,6 +57,34 @@ class ServerSettings(BaseSettings):
     one makes HOME/signing-key.pem."""
     repo_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list)
     """Directories under which a job may name a server-side repository, separated by `:` (env PATCHER_REPO_ROOTS)."""
+    reviewers: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Token names that may review (approve or reject), comma-separated; unset means every token
+    (env PATCHER_REVIEWERS)."""
+    submitters: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Token names that may submit and cancel jobs, comma-separated; unset means every token
+    (env PATCHER_SUBMITTERS)."""
+    allow_self_approval: bool = False
+    """Whether the submitter of a job may approve it (env PATCHER_ALLOW_SELF_APPROVAL)."""
+    allow_private_hosts: bool = False
+    """Whether a repo URL may name a loopback, link-local, private or reserved address (env
+    PATCHER_ALLOW_PRIVATE_HOSTS)."""
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Host header names the server answers to besides localhost, 127.0.0.1, ::1 and the address it listens on,
+    comma-separated; `*` turns the check off (env PATCHER_ALLOWED_HOSTS)."""
+    max_rounds: int = Field(100, ge=1)
+    """Most model calls a job may ask for (env PATCHER_MAX_ROUNDS)."""
+    max_timeout_s: float = Field(3600.0, gt=0)
+    """Longest agent wall clock a job may ask for (env PATCHER_MAX_TIMEOUT_S)."""
+    max_context_tokens: int = Field(200_000, ge=2_000)
+    """Largest prompt size a job may ask for (env PATCHER_MAX_CONTEXT_TOKENS)."""
+    max_cost_usd: float | None = Field(None, gt=0)
+    """Most spend a job may ask for; when set, a job must name a cost limit (env PATCHER_MAX_COST_USD)."""
+    max_active_per_token: int = Field(4, ge=1)
+    """Jobs one token may have queued or running at once (env PATCHER_MAX_ACTIVE_PER_TOKEN)."""
+    clone_timeout_s: float = Field(300.0, gt=0)
+    """Seconds a clone of a repo URL may take (env PATCHER_CLONE_TIMEOUT_S)."""
+    clone_max_bytes: int = Field(1024 * 2**20, ge=2**20)
+    """Bytes a clone of a repo URL may write (env PATCHER_CLONE_MAX_BYTES)."""
     max_body_bytes: int = Field(1_000_000, ge=1024)
     """Largest request body accepted (env PATCHER_MAX_BODY_BYTES)."""
     max_traceback_bytes: int = Field(256_000, ge=256)
@@ -87,6 +118,11 @@ class ServerSettings(BaseSettings):
         if any(":" not in p for p in pairs):
             raise ValueError("write tokens as name:token pairs separated by commas, or as a JSON object")
         return dict(p.split(":", 1) for p in pairs)
+
+    @field_validator("reviewers", "submitters", "allowed_hosts", mode="before")
+    @classmethod
+    def _parse_names(cls, value: Any) -> Any:
+        return [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) else value
 
     @field_validator("repo_roots", mode="before")
     @classmethod
@@ -126,12 +162,25 @@ class ServerSettings(BaseSettings):
         if self.signing_key is not None:
             from .attest import load_private_key
 
+            with suppress(OSError):  # an unreadable key is reported by load_private_key below
+                st = self.signing_key.stat()
+                if st.st_mode & 0o077 or st.st_uid != os.getuid():
+                    raise ValueError(f"the signing key {self.signing_key} must be owned by this user and readable "
+                                     f"by no one else (chmod 600; mode now {st.st_mode & 0o777:o})")
             try:
                 load_private_key(self.signing_key)
             except BadInput as e:
                 raise ValueError(str(e)) from e
+        unknown = sorted(set(self.reviewers + self.submitters) - set(self.tokens)) if self.tokens else []
+        if unknown:
+            raise ValueError(f"PATCHER_REVIEWERS/PATCHER_SUBMITTERS name {', '.join(unknown)}, who have no token")
         self.model_settings()
         return self
+
+    def may(self, who: str, action: str) -> bool:
+        """Whether the token named `who` may `submit` (and cancel) or `review`; reading needs any token."""
+        names = self.reviewers if action == "review" else self.submitters
+        return (who == "dev" and self.dev) or not names or who in names
 
     def model_settings(self) -> ModelConfig | None:
         """The model settings every job runs with; None when none are set (BadInput when unusable)."""

@@ -28,7 +28,20 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import JSON, DateTime, ForeignKey, String, Text, create_engine, event, or_, select, update
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    String,
+    Text,
+    create_engine,
+    event,
+    func,
+    inspect,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
@@ -91,6 +104,7 @@ class JobRow(_Base):
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     claim_token: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(_UTC, nullable=True)
+    submitter: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
 
 
 class ReviewRow(_Base):
@@ -120,6 +134,8 @@ class Job:
     updated_at: datetime
     token: str | None
     """The claim token while running (hand it back to heartbeat and finish)."""
+    submitter: str | None = None
+    """The name of the token that submitted the job (None for jobs from before it was recorded)."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +154,8 @@ def _now() -> datetime:
 def _job(row: JobRow) -> Job:
     return Job(id=row.id, state=row.state, spec=row.spec, result=row.result, error=row.error,
                idempotency_key=row.idempotency_key, attempts=row.attempts, cancel_requested=row.cancel_requested,
-               created_at=row.created_at, updated_at=row.updated_at, token=row.claim_token)
+               created_at=row.created_at, updated_at=row.updated_at, token=row.claim_token,
+               submitter=row.submitter)
 
 
 def _review(row: ReviewRow) -> Review:
@@ -169,6 +186,14 @@ def _sqlite_engine(url: str, busy_timeout_s: float) -> Engine:
     return engine
 
 
+def _add_missing_columns(engine: Engine) -> None:
+    """Databases made before a column was added get it (nullable, so old rows stay valid)."""
+    have = {c["name"] for c in inspect(engine).get_columns("jobs")}
+    if "submitter" not in have:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE jobs ADD COLUMN submitter VARCHAR(64)")
+
+
 class Store:
     """Jobs and reviews in one database. Thread-safe; several processes may share one SQLite file."""
 
@@ -179,6 +204,7 @@ class Store:
         self.engine = _sqlite_engine(url, cfg.busy_timeout_s) if url.startswith("sqlite") else \
             create_engine(url, pool_pre_ping=True)
         _Base.metadata.create_all(self.engine)
+        _add_missing_columns(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -186,7 +212,8 @@ class Store:
     def _tx(self) -> Session:
         return Session(self.engine, expire_on_commit=False)
 
-    def submit(self, spec: dict[str, Any], idempotency_key: str | None = None) -> tuple[Job, bool]:
+    def submit(self, spec: dict[str, Any], idempotency_key: str | None = None,
+               submitter: str | None = None) -> tuple[Job, bool]:
         """Queue a job; (job, True) when new, (the earlier job, False) when the key was seen with this spec."""
         spec = json.loads(json.dumps(spec))
         try:
@@ -198,7 +225,8 @@ class Store:
                 now = _now()
                 row = JobRow(id=time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(4),
                              created_at=now, updated_at=now, state="queued", spec=spec, result=None,
-                             idempotency_key=idempotency_key, error=None, attempts=0, cancel_requested=False)
+                             idempotency_key=idempotency_key, error=None, attempts=0, cancel_requested=False,
+                             submitter=submitter)
                 s.add(row)
                 s.flush()
                 return _job(row), True
@@ -229,6 +257,13 @@ class Store:
         with self._tx() as s:
             return [_job(row) for row in s.scalars(query)]
 
+    def active(self, submitter: str) -> int:
+        """How many of this submitter's jobs are queued or running."""
+        query = select(func.count()).select_from(JobRow).where(
+            JobRow.submitter == submitter, JobRow.state.in_(("queued", "running")))
+        with self._tx() as s:
+            return int(s.scalar(query) or 0)
+
     def claim(self) -> Job | None:
         """Take the oldest queued job (now running, attempts + 1, a fresh token), or None when none waits."""
         for _ in range(16):  # the compare-and-set loses only to a concurrent claimer
@@ -252,6 +287,15 @@ class Store:
         with self._tx() as s, s.begin():
             s.execute(update(JobRow).where(JobRow.claim_token.in_(tokens), JobRow.state == "running")
                       .values(heartbeat_at=_now()).execution_options(synchronize_session=False))
+            held = {t: c for t, c in s.execute(select(JobRow.claim_token, JobRow.cancel_requested)
+                                               .where(JobRow.claim_token.in_(tokens), JobRow.state == "running"))}
+        return {t for t in tokens if t not in held or held[t]}
+
+    def stopping(self, tokens: Collection[str]) -> set[str]:
+        """The tokens whose work should stop (cancelled or lost), read only: the cheap check between heartbeats."""
+        if not tokens:
+            return set()
+        with self._tx() as s:
             held = {t: c for t, c in s.execute(select(JobRow.claim_token, JobRow.cancel_requested)
                                                .where(JobRow.claim_token.in_(tokens), JobRow.state == "running"))}
         return {t for t in tokens if t not in held or held[t]}

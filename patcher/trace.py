@@ -6,8 +6,10 @@ a torn last line, which `read_events` skips).
 
 Secrets are removed before a byte is written: values under secret-looking keys at any depth
 (api_key, x-api-key, access_token, password, secret, authorization, cookie, … in any case), and the
-literal values of configured secrets, and of environment variables named like secrets (such as
-OPENAI_API_KEY), wherever they appear inside strings, also in their JSON- or repr-escaped forms.
+literal values of configured secrets, and of environment variables named like secrets (OPENAI_API_KEY,
+PATCHER_TOKENS and each token in it, GITHUB_PAT, PGPASSWORD, PATCHER_DATABASE_URL, …), wherever they
+appear inside strings, also in their JSON- or repr-escaped, base64 and hex forms; and the userinfo of
+every URL (`https://user:token@host` becomes `https://[REDACTED]@host`).
 
 While a Trace is open, its run id is in the context variable `current_run` (read it with
 `current_run_id()`). Threads do not inherit context variables: code that runs work in a pool copies
@@ -16,6 +18,7 @@ the context, e.g. `pool.submit(contextvars.copy_context().run, fn, *args)`.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import logging
@@ -42,6 +45,11 @@ MIN_SECRET_LEN = 6
 MIN_TAIL = 6
 """A string ending with this many leading characters of a secret (a cut excerpt) has that tail redacted."""
 
+_ENV_SUFFIXES = ("_TOKENS", "_PAT", "_KEY", "_KEYS", "_DSN", "_DATABASE_URL", "_WEBHOOK_URL", "_AUTH_CONFIG",
+                 "_CREDENTIALS", "_PASSWORDS")
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@")
+_SPLIT = re.compile(r"[\s,;:\"{}]+")
+
 current_run: ContextVar[str | None] = ContextVar("patcher_run_id", default=None)
 
 
@@ -60,10 +68,40 @@ def is_secret_key(key: str) -> bool:
             or any(w in _ANYWHERE for w in words))
 
 
+def is_secret_env(name: str) -> bool:
+    """is_secret_key, plus names that hold several secrets or a URL with credentials in it."""
+    upper = name.upper()
+    return is_secret_key(name) or "PASSWORD" in upper or upper.endswith(_ENV_SUFFIXES) or upper == "DATABASE_URL"
+
+
 def secrets_in_environment(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose names look like secrets (OPENAI_API_KEY, GITHUB_TOKEN, …)."""
+    """Values of environment variables whose names look like secrets (OPENAI_API_KEY, GITHUB_TOKEN, …), and
+    the parts of each (the tokens in `alice:tok,bob:tok`, the password in a database URL)."""
     env = os.environ if env is None else env
-    return [value for name, value in env.items() if is_secret_key(name) and len(value.strip()) >= MIN_SECRET_LEN]
+    found = []
+    for name, value in env.items():
+        if is_secret_env(name) and len(value.strip()) >= MIN_SECRET_LEN:
+            several = name.upper().endswith(("TOKENS", "KEYS", "SECRETS", "PASSWORDS"))
+            found += [value, *(part for part in _SPLIT.split(value) if several and len(part) >= MIN_SECRET_LEN)]
+    return found
+
+
+def scrub_userinfo(text: str) -> str:
+    """Every `scheme://user:password@` in the text with its userinfo redacted."""
+    return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
+
+
+def _encoded(secret: str) -> set[str]:
+    """Base64 (standard and URL-safe) and hex of the secret, as they appear inside longer encoded text: base64
+    at each of the three byte alignments, without the edge characters that depend on neighbouring bytes."""
+    raw = secret.encode("utf-8")
+    found = {raw.hex(), raw.hex().upper()}
+    for pad in range(3):
+        enc = base64.b64encode(b"\0" * pad + raw).decode().rstrip("=")
+        start, end = (4 if pad else 0), len(enc) - (0 if (pad + len(raw)) % 3 == 0 else 4)
+        core = enc[start:end] if end - start >= 8 else ""
+        found |= {core, core.replace("+", "-").replace("/", "_")}
+    return {f for f in found if len(f) >= 8}
 
 
 def _forms(secret: str) -> set[str]:
@@ -71,7 +109,7 @@ def _forms(secret: str) -> set[str]:
     forms = {secret, repr(secret)[1:-1], repr(secret.encode("utf-8"))[2:-1]}
     for _ in range(2):
         forms |= {json.dumps(f)[1:-1] for f in forms} | {json.dumps(f, ensure_ascii=False)[1:-1] for f in forms}
-    return {f for f in forms if len(f) >= MIN_SECRET_LEN}
+    return {f for f in forms if len(f) >= MIN_SECRET_LEN} | _encoded(secret)
 
 
 class Redactor:
@@ -93,6 +131,7 @@ class Redactor:
         return value
 
     def text(self, s: str) -> str:
+        s = scrub_userinfo(s)
         for form in self.forms:
             if form in s:
                 s = s.replace(form, REDACTED)

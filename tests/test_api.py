@@ -20,16 +20,17 @@ import pytest
 from patcher.attest import check, generate_keypair, statement_of
 from patcher.config import SANDBOX_IMAGE
 from patcher.errors import BadInput
+from patcher.gate import run_gate
 from patcher.settings import load_settings
 from patcher.testing import ScriptedModelServer, reply
-from tests.helpers import make_repo
+from tests.helpers import git, make_repo
 from tests.test_e2e import FILES, FIX, PRODUCTION_TB
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE = "alice-3f9a1c0d5e7b2a4c6e8f"
 BOB = "bob-9b8a7c6d5e4f3a2b1c0d"
 CONTRACT = {"run_id", "status", "reason", "message", "diff", "diff_sha256", "base_commit", "files_changed",
-            "verification", "agent", "attempts", "warnings", "trace"}
+            "verification", "agent", "attempts", "warnings", "trace", "provenance"}
 REPRO = "python -m pytest -q tests/test_pagination.py"
 HOSTILE = "Fixed the bound. <script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 
@@ -110,7 +111,7 @@ class ApiServer:
              ) -> dict[str, Any]:
         done = done or (lambda r: r.headers["X-Patcher-Job-State"] in ("done", "failed", "cancelled"))
         deadline = time.monotonic() + timeout
-        with self.client(None) as c:
+        with self.client() as c:
             while time.monotonic() < deadline:
                 r = c.get(f"/v1/jobs/{job_id}")
                 assert r.status_code == 200, r.text
@@ -179,9 +180,10 @@ def test_submit_poll_and_the_result_is_the_fix_json_contract(server: ApiServer, 
     assert result["verification"]["fail_to_pass"] == ["tests/test_pagination.py::test_last_page"]
     assert result["files_changed"] == ["shop/pagination.py"]
     assert Path(result["trace"]).parent == server.home / "home" / "jobs" / verified["id"]
-    with server.client(None) as c:
+    with server.client(BOB) as c:
         listed = c.get("/v1/jobs", params={"state": "done"}).json()["jobs"]
-        assert any(j["id"] == verified["id"] and j["status"] == "verified" for j in listed)
+        assert any(j["id"] == verified["id"] and j["status"] == "verified" and j["submitter"] == "alice"
+                   for j in listed)
         assert c.get("/v1/jobs", params={"state": "running"}).json()["jobs"] == []
         envelope = c.get(f"/v1/jobs/{verified['id']}/attestation").json()
     pem = server.public_key.read_bytes()
@@ -191,6 +193,17 @@ def test_submit_poll_and_the_result_is_the_fix_json_contract(server: ApiServer, 
     assert not ok and why.startswith("approval:")
     ok, why = check(result["diff"].encode() + b"\n", envelope, pem)
     assert not ok and why.startswith("digest:")
+    ext = statement_of(envelope)["predicate"]["patcher"]
+    repo = server.repo()
+    assert (ext["tree"], ext["source_commit"], ext["dirty"]) == (git(repo, "rev-parse", "HEAD^{tree}"),
+                                                                 git(repo, "rev-parse", "HEAD"), False)
+    assert ext["submitter"] == "alice" and ext["reproduction"]["source"] == "user"
+    assert ext["image_id"].startswith("sha256:") and ext["patcher_version"] and ext["result_tree"] != ext["tree"]
+    (server.home / "fix.diff").write_text(result["diff"])
+    (server.home / "record.json").write_text(json.dumps(envelope))
+    code, line = run_gate(server.home / "fix.diff", server.home / "record.json", server.public_key, repo=repo,
+                          suite="python -m pytest -q")
+    assert code == 0, line
 
 
 @pytest.mark.docker
@@ -203,13 +216,16 @@ def test_review_re_signs_the_record_with_who_and_the_decision(server: ApiServer,
         ok, why = check(diff, r.json()["attestation"], server.public_key.read_bytes(), require_approval=True)
         assert not ok and "bob decided 'reject'" in why
     with server.client(ALICE) as c:
+        own = c.post(f"/v1/jobs/{job_id}/review", json={"decision": "approve", "comment": "mine, LGTM"})
+        assert own.status_code == 403 and "someone else must approve" in own.json()["detail"]
+    with server.client(BOB) as c:
         r = c.post(f"/v1/jobs/{job_id}/review", json={"decision": "approve", "comment": "LGTM"})
         envelope = c.get(f"/v1/jobs/{job_id}/attestation").json()
     assert r.status_code == 200 and envelope == r.json()["attestation"]
     ok, why = check(diff, envelope, server.public_key.read_bytes(), require_approval=True)
-    assert ok and "approved by alice" in why, why
+    assert ok and "approved by bob" in why, why
     approval = statement_of(envelope)["predicate"]["patcher"]["approval"]
-    assert (approval["decision"], approval["who"], approval["comment"]) == ("approve", "alice", "LGTM")
+    assert (approval["decision"], approval["who"], approval["comment"]) == ("approve", "bob", "LGTM")
 
 
 @pytest.mark.docker
@@ -247,28 +263,47 @@ def test_cancel_a_queued_job(server: ApiServer, sandbox_image: str) -> None:
         end = read_sse(c, f"/v1/jobs/{queued}/events")
         assert [m["event"] for m in end] == ["end"] and json.loads(end[0]["data"])["state"] == "cancelled"
         assert c.get(f"/v1/jobs/{queued}/attestation").status_code == 404
-        assert c.post(f"/v1/jobs/{queued}/review", json={"decision": "approve"}).status_code == 409
+        assert c.post(f"/v1/jobs/{queued}/review", json={"decision": "approve"}).status_code == 403, "her own"
+        with server.client(BOB) as bob:
+            assert bob.post(f"/v1/jobs/{queued}/review", json={"decision": "approve"}).status_code == 409
         assert c.post(f"/v1/jobs/{busy}/cancel").json() == {"id": busy, "state": "running"}  # a flag it polls
     server.wait(busy)
-    with server.client(None) as c:
+    with server.client() as c:
         r = c.get(f"/v1/jobs/{busy}")
     assert r.headers["X-Patcher-Job-State"] == "cancelled" and set(r.json()) == CONTRACT
 
 
-def test_mutating_routes_need_a_known_bearer_token(server: ApiServer) -> None:
+def test_every_route_with_job_data_needs_a_known_token(server: ApiServer) -> None:
+    with server.client() as c:  # a real job, so that a 401 cannot be a 404 in disguise
+        job_id = c.post("/v1/jobs", json={"repo": str(server.repo()), "traceback": "no traceback"}).json()["id"]
+    server.wait(job_id)
     body = job_body(server.repo())
+    routes = [("POST", "/v1/jobs", body), ("POST", f"/v1/jobs/{job_id}/cancel", None),
+              ("POST", f"/v1/jobs/{job_id}/review", {"decision": "approve"}), ("GET", "/v1/jobs", None),
+              ("GET", f"/v1/jobs/{job_id}", None), ("GET", f"/v1/jobs/{job_id}/events", None),
+              ("GET", f"/v1/jobs/{job_id}/attestation", None)]
     with server.client(None) as anon, server.client("not-a-token-of-this-server") as stranger:
         for c, code in ((anon, 401), (stranger, 403)):
-            for path, payload in (("/v1/jobs", body), ("/v1/jobs/x/cancel", None),
-                                  ("/v1/jobs/x/review", {"decision": "approve"})):
-                r = c.post(path, json=payload)
-                assert r.status_code == code, (path, r.text)
-                assert "token" in r.json()["detail"]
+            for method, path, payload in routes:
+                r = c.request(method, path, json=payload)
+                assert r.status_code == code, (method, path, r.text)
+                assert "token" in r.json()["detail"] and job_id not in r.text
         r = anon.post("/v1/jobs", json=body)
         assert r.headers["WWW-Authenticate"] == "Bearer"
         assert anon.post("/v1/jobs", json=body, headers={"Authorization": "Basic YTpi"}).status_code == 401
-        assert anon.get("/v1/jobs").status_code == 200
+        for page in ("/", f"/jobs/{job_id}"):
+            r = anon.get(page, follow_redirects=False)
+            assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
+            r = httpx.get(server.url + page, cookies={"patcher_token": "not-a-token-of-this-server"},
+                          follow_redirects=True)
+            assert r.url.path == "/login" and job_id not in r.text.replace(f'value="/jobs/{job_id}"', "")
+        r = anon.post(f"/jobs/{job_id}/review", data={"decision": "approve"})
+        assert r.status_code == 401 and job_id not in r.text.replace(f"/jobs/{job_id}", "")
     assert "/v1/jobs/{job_id}/events" in httpx.get(f"{server.url}/openapi.json").json()["paths"]
+    with server.client(BOB) as c:
+        assert c.get(f"/v1/jobs/{job_id}").status_code == 200, "any known token reads"
+    signed_in = httpx.get(f"{server.url}/jobs/{job_id}", cookies={"patcher_token": ALICE})
+    assert signed_in.status_code == 200 and job_id in signed_in.text
 
 
 def test_bad_input_is_a_4xx_with_a_message(server: ApiServer, tmp_path: Path) -> None:
@@ -338,7 +373,8 @@ def test_a_server_killed_mid_job_loses_nothing(tmp_path: Path, model: ScriptedMo
             events = read_sse(c, f"/v1/jobs/{first}/events")
     finally:
         srv.stop()
-    assert states == {first: ("done", 2), second: ("done", 1)}, "re-run after the crash, nothing stuck or lost"
+    assert states == {first: ("done", 2), second: ("done", 1)}, ("re-run after the crash, nothing stuck or lost",
+                                                                  results, srv.log())
     assert all(r["status"] == "verified" for r in results.values()), results
     assert len(list(jobs_dir.glob("*.jsonl"))) == 2, "the interrupted attempt's trace is kept"
     assert [int(m["id"]) for m in events] == list(range(1, len(events) + 1)) and events[-1]["event"] == "run_end"
@@ -366,6 +402,18 @@ def test_unsafe_settings_are_refused_at_start(monkeypatch: pytest.MonkeyPatch, t
     with pytest.raises(BadInput, match="settings") as e:
         load_settings()
     assert words in str(e.value)
+
+
+def test_a_signing_key_others_can_read_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(os.environ):
+        if name.startswith(("PATCHER_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    generate_keypair(tmp_path / "key.pem")
+    (tmp_path / "key.pem").chmod(0o644)
+    with pytest.raises(BadInput, match="readable by no one else"):
+        load_settings(home=tmp_path, tokens={"alice": ALICE}, signing_key=tmp_path / "key.pem")
+    (tmp_path / "key.pem").chmod(0o600)
+    assert load_settings(home=tmp_path, tokens={"alice": ALICE}, signing_key=tmp_path / "key.pem").signing_key
 
 
 def test_dev_mode_starts_without_tokens_and_makes_a_signing_key(monkeypatch: pytest.MonkeyPatch,

@@ -18,6 +18,7 @@ from patcher.attest import Approval, AttestConfig, build_statement, check, pae, 
 from patcher.errors import BadInput
 from patcher.gate import run_gate
 from patcher.result import JobResult
+from tests.helpers import git, make_repo
 
 DIFF = """\
 diff --git a/calc.py b/calc.py
@@ -153,9 +154,12 @@ def test_approval_required(keys: tuple[Path, Path]) -> None:
     rejected = signed(private, approval=Approval(decision="reject", who="bob", comment="no tests"))
     ok, reason = check(DIFF.encode(), rejected, pem, require_approval=True)
     assert not ok and "bob decided 'reject'" in reason
-    approved = signed(private, approval=Approval(decision="approve", who="alice", comment="lgtm"))
+    approved = signed(private, approval=Approval(decision="approve", who="alice", comment="lgtm"), submitter="carol")
     ok, reason = check(DIFF.encode(), approved, pem, require_approval=True)
     assert ok and "approved by alice" in reason
+    ok, reason = check(DIFF.encode(), signed(private, approval=Approval(decision="approve", who="alice")), pem,
+                       require_approval=True)
+    assert not ok and "names no submitter" in reason
     approval = attest.statement_of(approved)["predicate"]["patcher"]["approval"]
     assert approval["decision"] == "approve" and approval["when"].endswith("Z") and approval["comment"] == "lgtm"
 
@@ -189,39 +193,97 @@ def test_private_key_file_is_owner_only(keys: tuple[Path, Path]) -> None:
     assert private.stat().st_mode & 0o777 == 0o600
 
 
+def gate_repo(tmp_path: Path) -> tuple[Path, str, str]:
+    """A real repository at the base of DIFF, with a pull request branch `fix` that applies it:
+    (repo, tree of the base, tree of the result)."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def div(a, b):\n    return a / b\n"})
+    base_tree = git(repo, "rev-parse", "HEAD^{tree}")
+    git(repo, "checkout", "-q", "-b", "fix")
+    (repo / "calc.py").write_text("def div(a, b):\n    if b == 0:\n        return None\n    return a / b\n")
+    git(repo, "commit", "-qam", "fix")
+    result_tree = git(repo, "rev-parse", "HEAD^{tree}")
+    git(repo, "checkout", "-q", "main")
+    return repo, base_tree, result_tree
+
+
 def gate_files(tmp_path: Path, private: Path, **kw) -> tuple[Path, Path]:
+    """The patch and its record, proved on the base of the repository `gate_repo` makes (the cwd of run_cli)."""
+    repo, base_tree, result_tree = gate_repo(tmp_path)
     patch, record = tmp_path / "fix.diff", tmp_path / "fix.intoto.json"
     patch.write_bytes(DIFF.encode())
-    record.write_text(json.dumps(signed(private, **kw)))
+    result = verified_result()
+    result["provenance"] = {"repo": str(repo), "source_commit": git(repo, "rev-parse", "main"), "dirty": False,
+                            "tree": base_tree, "result_tree": result_tree, "suite_command": "python -m pytest -q",
+                            "reproduction": {"command": "python -m pytest -q tests/test_calc.py::test_div",
+                                             "source": "pytest_traceback"}}
+    kw.setdefault("submitter", "carol")
+    record.write_text(json.dumps(signed(private, result, **kw)))
     return patch, record
 
 
 def test_run_gate_exit_codes(keys: tuple[Path, Path], tmp_path: Path) -> None:
     private, public = keys
     patch, record = gate_files(tmp_path, private)
-    assert run_gate(patch, record, public)[0] == 0
-    code, line = run_gate(patch, record, public, require_approval=True)
+    repo = tmp_path / "repo"
+    assert run_gate(patch, record, public, repo=repo)[0] == 0
+    code, line = run_gate(patch, record, public, require_approval=True, repo=repo)
     assert (code, line) == (1, "gate: refused: approval: required, but the record carries none")
-    assert run_gate(patch, record, tmp_path / "missing.pem")[0] == 2
+    assert run_gate(patch, record, tmp_path / "missing.pem", repo=repo)[0] == 2
     (tmp_path / "junk.json").write_text("[1, 2]")
-    code, line = run_gate(patch, tmp_path / "junk.json", public)
+    code, line = run_gate(patch, tmp_path / "junk.json", public, repo=repo)
     assert code == 2 and "DSSE envelope" in line
 
 
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(PATCHER), "gate", *map(str, args)], capture_output=True, text=True, timeout=60)
+def run_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(PATCHER), "gate", *map(str, args)], capture_output=True, text=True, timeout=60,
+                          cwd=cwd)
 
 
 def test_gate_cli(keys: tuple[Path, Path], tmp_path: Path) -> None:
     private, public = keys
     patch, record = gate_files(tmp_path, private, approval=Approval(decision="approve", who="alice"))
-    done = run_cli("--patch", patch, "--attestation", record, "--public-key", public, "--require-approval")
+    repo = tmp_path / "repo"
+    done = run_cli("--patch", patch, "--attestation", record, "--public-key", public, "--require-approval", cwd=repo)
     assert done.returncode == 0, done.stderr
-    assert "approved by alice" in done.stdout
+    assert "approved by alice" in done.stdout and "reproduction from pytest_traceback" in done.stdout
+    done = run_cli("--base", "main", "--head", "fix", "--attestation", record, "--public-key", public, cwd=repo)
+    assert done.returncode == 0, done.stderr
     patch.write_bytes(DIFF.encode() + b"+evil\n")
-    done = run_cli("--patch", patch, "--attestation", record, "--public-key", public)
+    done = run_cli("--patch", patch, "--attestation", record, "--public-key", public, cwd=repo)
     assert done.returncode == 1 and done.stderr.startswith("gate: refused: digest:")
     assert len(done.stderr.strip().splitlines()) == 1
     record.write_text("not json")
-    done = run_cli("--patch", patch, "--attestation", record, "--public-key", public)
+    done = run_cli("--patch", patch, "--attestation", record, "--public-key", public, cwd=repo)
     assert done.returncode == 2 and "not JSON" in done.stderr
+
+
+def test_the_gate_binds_the_record_to_this_repository(keys: tuple[Path, Path], tmp_path: Path) -> None:
+    private, public = keys
+    patch, record = gate_files(tmp_path, private)
+    repo = tmp_path / "repo"
+
+    def gate(*args: str, **kw: object) -> tuple[int, str]:
+        return run_gate(*args, record, public, repo=repo, **kw)  # type: ignore[arg-type]
+
+    assert gate(patch)[0] == 0 and gate(None, base="main", head="fix")[0] == 0
+    git(repo, "checkout", "-q", "-b", "other", "main")
+    (repo / "calc.py").write_text("def div(a, b):\n    return a // b\n")
+    git(repo, "commit", "-qam", "another base")
+    code, line = gate(patch)
+    assert code == 1 and line.startswith("gate: refused: base: the tree of"), line
+    git(repo, "checkout", "-q", "fix")
+    (repo / "extra.py").write_text("evil = 1\n")
+    git(repo, "add", "extra.py")
+    git(repo, "commit", "-qm", "more than the verified patch")
+    code, line = gate(None, base="main", head="fix")
+    assert code == 1 and "the result is not the base plus the verified patch" in line, line
+    code, line = gate(patch, base="main", suite="python -m pytest -q tests/test_calc.py")
+    assert code == 1 and line.startswith("gate: refused: suite:"), line
+    assert gate(None)[0] == 2 and gate(patch, head="fix")[0] == 2
+
+
+def test_an_approval_by_the_submitter_does_not_satisfy_the_gate(keys: tuple[Path, Path], tmp_path: Path) -> None:
+    private, public = keys
+    patch, record = gate_files(tmp_path, private, approval=Approval(decision="approve", who="carol"))
+    code, line = run_gate(patch, record, public, require_approval=True, repo=tmp_path / "repo")
+    assert (code, line) == (1, "gate: refused: approval: by carol, who submitted the job")

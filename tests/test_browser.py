@@ -16,7 +16,7 @@ import pytest
 from patcher.attest import check, statement_of
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import make_repo
-from tests.test_api import ALICE, HOSTILE, ApiServer
+from tests.test_api import ALICE, BOB, HOSTILE, ApiServer
 
 GREET = {"greet/__init__.py": "", "greet/core.py": "def greet(name):\n    raise NotImplementedError('greet')\n",
          "tests/test_greet.py": "from greet.core import greet\n\n\ndef test_greet():\n"
@@ -78,6 +78,14 @@ def test_a_reviewer_opens_a_verified_job_and_approves_it(browser: Any, job: Job)
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto(srv.url + "/")
+        page.wait_for_url("**/login?next=%2F")
+        assert job_id not in page.content(), "no job data before signing in"
+        page.fill("input[name=token]", "a-token-nobody-has-1234")
+        page.click("button.sign-in")
+        assert page.text_content("#login-error") == "the bearer token is not one this server knows"
+        page.fill("input[name=token]", ALICE)
+        page.click("button.sign-in")
+        assert page.text_content("#who") == "alice"
         page.click(f"text={job_id}")
         page.wait_for_url(f"**/jobs/{job_id}")
         assert page.text_content("#job-status") == "verified"
@@ -97,30 +105,31 @@ def test_a_reviewer_opens_a_verified_job_and_approves_it(browser: Any, job: Job)
         assert page.text_content("#no-reviews") == "Not reviewed yet."
 
         page.fill("textarea[name=comment]", "Bound checked <b>by hand</b>")
-        page.fill("input[name=token]", "a-token-nobody-has-1234")
-        page.click("button.approve")
-        assert page.text_content("#review-error") == "the bearer token is not one this server knows"
+        page.click("button.approve")  # as alice, who submitted it
+        assert page.text_content("#review-error") == f"alice submitted job {job_id}, so someone else must approve it"
         assert page.locator(".review-row").count() == 0
 
         page.fill("textarea[name=comment]", "Bound checked <b>by hand</b>")
-        page.fill("input[name=token]", ALICE)
+        page.fill("input[name=token]", BOB)
         page.click("button.approve")
         page.wait_for_url(f"**/jobs/{job_id}#review")
         page.reload()
         row = page.locator(".review-row")
         assert row.count() == 1
         assert (row.locator(".decision").inner_text(), row.locator(".who").inner_text(),
-                row.locator(".comment").inner_text()) == ("approve", "alice", "Bound checked <b>by hand</b>")
+                row.locator(".comment").inner_text()) == ("approve", "bob", "Bound checked <b>by hand</b>")
+        assert page.request.get(f"{srv.url}/v1/jobs/{job_id}/attestation").ok, "the signed-record link works"
         assert "UTC" in row.inner_text()
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "review-page-approved.png"), full_page=True)
     finally:
         page.close()
-    envelope = httpx.get(f"{srv.url}/v1/jobs/{job_id}/attestation").json()
+    envelope = httpx.get(f"{srv.url}/v1/jobs/{job_id}/attestation", headers={"Authorization": f"Bearer {ALICE}"}
+                         ).json()
     ok, why = check(result["diff"].encode(), envelope, srv.public_key.read_bytes(), require_approval=True)
-    assert ok and "approved by alice" in why, why
+    assert ok and "approved by bob" in why, why
     approval = statement_of(envelope)["predicate"]["patcher"]["approval"]
-    assert (approval["who"], approval["comment"]) == ("alice", "Bound checked <b>by hand</b>")
+    assert (approval["who"], approval["comment"]) == ("bob", "Bound checked <b>by hand</b>")
 
 
 def test_a_review_form_posted_from_another_site_is_refused(job: Job) -> None:
@@ -128,6 +137,6 @@ def test_a_review_form_posted_from_another_site_is_refused(job: Job) -> None:
     r = httpx.post(f"{srv.url}/jobs/{job_id}/review", data={"decision": "approve", "token": ALICE},
                    headers={"Origin": "https://evil.example"})
     assert r.status_code == 403 and "another site" in r.text
-    page = httpx.get(f"{srv.url}/jobs/{job_id}")
+    page = httpx.get(f"{srv.url}/jobs/{job_id}", headers={"Authorization": f"Bearer {ALICE}"})
     assert "script-src" not in page.headers["Content-Security-Policy"]
     assert "default-src 'none'" in page.headers["Content-Security-Policy"]

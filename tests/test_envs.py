@@ -116,8 +116,25 @@ def test_key_changes_with_requirements_setup_command_and_base(tmp_path: Path) ->
     changed = detect(tmp_path, None, [])
     assert changed is not None and env_key(changed, "sha256:base") != key
     with_setup = detect(tmp_path, "pip install attrs", [])
-    assert with_setup is not None and env_key(with_setup, "sha256:base") != env_key(changed, "sha256:base")
+    assert with_setup is not None and env_key(with_setup, "sha256:base", "c1") != env_key(changed, "sha256:base")
     assert env_key(changed, "sha256:other") != env_key(changed, "sha256:base")
+
+
+@pytest.mark.parametrize(("requirements", "reads"), [
+    ("freezegun==1.5.5\nattrs  # pinned elsewhere\n", False), ("-r requirements-dev.txt\n", False),
+    ("-e .\n", True), ("./vendor/pkg\n", True), ("pkg @ file:///workspace/repo/pkg\n", True),
+    ("-r ../other.txt\n", True), ("--find-links ./wheels\nx\n", True), ("-c constraints.txt\n", True),
+    ("--index-url file:///workspace/repo/idx\n", True), ("--index-url https://pypi.org/simple\nx\n", False),
+])
+def test_a_setup_that_reads_the_repo_keys_on_its_content(tmp_path: Path, requirements: str, reads: bool) -> None:
+    make_repo(tmp_path, {"requirements.txt": requirements, "requirements-dev.txt": "attrs\n", "app.py": ""})
+    plan = detect(tmp_path, None, [])
+    assert plan is not None and plan.reads_repo is reads
+    assert (env_key(plan, "sha256:base", "content-1") != env_key(plan, "sha256:base", "content-2")) is reads
+    installable = detect(tmp_path, "pip install attrs", [])
+    assert installable is not None and installable.reads_repo
+    with pytest.raises(ValueError):
+        env_key(installable, "sha256:base")
 
 
 # --- real Docker, real index --------------------------------------------------------------------------------
@@ -146,13 +163,12 @@ def test_src_layout_repo_runs_its_tests_offline_from_the_env_image(
 
 
 @pytest.mark.docker
-def test_second_ensure_on_the_same_dependencies_reuses_the_image(
+def test_the_same_content_reuses_the_image_and_other_code_gets_its_own(
         clock: tuple[StagedRepo, str, float], docker_client: docker.DockerClient, env_config: EnvConfig,
         tmp_path: Path) -> None:
     _, tag, built_s = clock
     image_id = docker_client.images.get(tag).id
-    files = clock_files() | {"src/clock/__init__.py": "def greeting():\n    return 'hi'\n"}  # code, not deps
-    again = staged_repo(tmp_path / "clock", files)
+    again = staged_repo(tmp_path / "clock", clock_files())
     logged: list[str] = []
     started = time.monotonic()
     assert ensure_env_image(again, None, env_config, docker_client, logged.append) == tag
@@ -162,9 +178,46 @@ def test_second_ensure_on_the_same_dependencies_reuses_the_image(
     assert docker_client.images.get(tag).id == image_id
     listed = {e.tag: e for e in list_env_images(docker_client, env_config)}
     assert listed[tag].inputs["files"] == ["pyproject.toml"] and listed[tag].inputs["extras"] == ["test"]
+    assert listed[tag].inputs["repo"] == again.base_commit[:12], "the project's build code read the repo"
     assert listed[tag].last_used is not None and listed[tag].size > 0
     line = next(row for row in table(list(listed.values())).splitlines() if row.startswith(tag))
     assert "pyproject.toml" in line and " MB " in line  # `patcher image ls`
+    # The same dependency files with other code: the project's build code ran on this repo, so no reuse.
+    other = staged_repo(tmp_path / "other", clock_files() | {"src/clock/extra.py": "x = 1\n"})
+    plan, base_id = detect(other.path, None, env_config.extras), docker_client.images.get(env_config.base_image).id
+    assert plan is not None and plan.reads_repo
+    assert env_key(plan, base_id, again.base_commit)[:12] == tag.split(":")[1]
+    assert env_key(plan, base_id, other.base_commit)[:12] != tag.split(":")[1]
+
+
+POISON_SETUP = 'from setuptools import setup\nexec(open("pkg/version.py").read())\n' \
+               'setup(name="pkg", version=VERSION, packages=["pkg"])\n'
+POISON = ('VERSION = "1.0"\nimport sysconfig\n'
+          'open(sysconfig.get_paths()["purelib"] + "/zz_poison.pth", "w").write('
+          '"import os; open(\'/tmp/poisoned\', \'w\').close()\\n")\n')
+PROBE = "python -c \"import os; print('poisoned' if os.path.exists('/tmp/poisoned') else 'clean')\""
+
+
+@pytest.mark.docker
+def test_a_setup_py_that_poisons_its_environment_reaches_no_other_repository(
+        docker_client: docker.DockerClient, env_config: EnvConfig, sandbox_image: str, tmp_path: Path) -> None:
+    """Two repositories with the same dependency files (setup.py); one's build code drops a .pth into the
+    environment. The other must get an image of its own, without it."""
+    hostile = staged_repo(tmp_path / "hostile", {"setup.py": POISON_SETUP, "pkg/__init__.py": "",
+                                                 "pkg/version.py": POISON})
+    clean = staged_repo(tmp_path / "clean", {"setup.py": POISON_SETUP, "pkg/__init__.py": "",
+                                             "pkg/version.py": 'VERSION = "1.0"\n'})
+    try:
+        poisoned_tag = ensure_env_image(hostile, None, env_config, docker_client, print)
+        clean_tag = ensure_env_image(clean, None, env_config, docker_client, print)
+        assert clean_tag != poisoned_tag
+        for staged, tag, expected in ((hostile, poisoned_tag, "poisoned"), (clean, clean_tag, "clean")):
+            with DockerSandbox(staged, SandboxConfig(image=tag), docker_client) as box:
+                probe = box.call(RunTestRequest(PROBE))
+                assert probe.output.strip().splitlines()[-1] == expected, (tag, probe.output)
+    finally:
+        hostile.cleanup()
+        clean.cleanup()
 
 
 @pytest.mark.docker

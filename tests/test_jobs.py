@@ -102,7 +102,7 @@ def test_cancel_running_job(store: Store, via: str) -> None:
     with pool:
         assert started.wait(10)
         assert pool.cancel(queued.id) == "cancelled"
-        # "store": another process (an API server) cancels; the heartbeat carries the flag over
+        # "store": another process (an API server) cancels; the pool looks for it every cancel_poll_s
         assert (pool.cancel(job.id) if via == "pool" else store.cancel(job.id)) == "running"
         cancelled = wait_for(store, job.id, finished, timeout=10)
     assert cancelled.state == "cancelled" and cancelled.result == {"status": "error", "stopped": True}
@@ -205,3 +205,21 @@ def test_stop_waits_for_running_jobs(store: Store) -> None:
 def test_the_pool_does_not_import_the_pipeline() -> None:
     code = "import sys, patcher.jobs; assert 'patcher.pipeline' not in sys.modules, 'imported at import time'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_cancel_from_another_process_reaches_the_job_between_heartbeats(store: Store) -> None:
+    pool_ref: list[WorkerPool] = []
+    started = threading.Event()
+    pool = WorkerPool(store, cooperative(pool_ref, started), PoolConfig(workers=1, poll_s=0.05, lease_s=60,
+                                                                        cancel_poll_s=0.2))
+    pool_ref.append(pool)
+    job, _ = store.submit(SPEC)
+    with pool:
+        assert started.wait(10)
+        begun = time.monotonic()
+        other = Store(store.url)  # another connection, as another node would have
+        assert other.cancel(job.id) == "running"
+        other.close()
+        cancelled = wait_for(store, job.id, finished, timeout=10)
+        took = time.monotonic() - begun
+    assert cancelled.state == "cancelled" and took < 2, took  # the heartbeat alone would take 20 s

@@ -19,7 +19,7 @@ from .agent import Agent, AgentResult
 from .config import SandboxConfig
 from .envs import EnvConfig, ensure_env_image
 from .errors import BadInput, PatcherError
-from .frames import map_frames
+from .frames import crash_site, map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel
@@ -31,7 +31,7 @@ from .task import reproduction_command, task_text
 from .testruns import TestRun
 from .trace import Redactor, Trace
 from .tracebacks import ParsedTraceback, parse_traceback
-from .verify import Baseline, OpenBox, Verification, run_baseline, verify
+from .verify import Baseline, OpenBox, Site, Verification, run_baseline, verify
 
 Progress = Callable[[str], None]
 AUTO_LIMIT = 40
@@ -169,6 +169,7 @@ class _Job:
     open_box: OpenBox
     suite_command: str
     base: Baseline
+    site: Site | None = None
 
 
 def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
@@ -179,6 +180,7 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         parsed = map_frames(parsed, staged.files)
     repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
     exc_type = parsed.exception.type if parsed and parsed.exception else None
+    site = crash_site(parsed) if parsed else None
     client = docker_client()
     reap(client)
     require_image(client, cfg.image)
@@ -192,7 +194,7 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         return DockerSandbox(tree, cfg, client)
 
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
-    base = run_baseline(staged, repro, exc_type, open_box, suite_command)
+    base = run_baseline(staged, repro, exc_type, open_box, suite_command, site)
     _emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
     _emit_runs(trace, "baseline", [("base-suite", base.suite)])
     before = base.repro.outcome if base.repro else "not_run"
@@ -203,11 +205,11 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         return _finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
                        "the base code, so no fix could be checked for regressions; pass a suite that runs",
                        verification=empty_verification(repro, before))
-    return _Job(parsed, repro, exc_type, open_box, suite_command, base)
+    return _Job(parsed, repro, exc_type, open_box, suite_command, base, site)
 
 
 def _verify(job: _Job, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
-    ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command)
+    ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command, job.site)
     _emit_runs(trace, "verify", ver.runs)
     trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
                reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
@@ -230,7 +232,8 @@ def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str
     if base.repro is None or base.repro.outcome != "failed":
         outcome = base.repro.outcome if base.repro else "not_run"
         return f"`{repro}` did not fail on the base code (outcome: {outcome}); the crash does not reproduce"
-    return f"`{repro}` failed on the base code, but not with {exc_type}; the crash does not reproduce"
+    return (f"`{repro}` failed on the base code, but not with {exc_type} raised through the crash site; "
+            "the crash does not reproduce")
 
 
 def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progress: Progress, engine: str

@@ -150,7 +150,9 @@ def test_e_a_process_that_exits_0_without_running_tests_is_not_verified(
         repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
     bail = ("write_file", {"path": "shop/__init__.py", "content": "import os\n\nos._exit(0)\n"})
     result, _ = run(repo, pytest_traceback, [reply(None, [bail]), reply("done")], sandbox_image, tmp_path)
-    assert (result.status, result.reason) == ("not_verified", "tests_failed"), result.message
+    # refused before any test runs: os._exit in source is a probe (the evidence check would catch it too)
+    assert (result.status, result.reason) == ("not_verified", "suspicious_diff"), result.message
+    assert "shop/__init__.py:3: os._exit(0)" in result.message
     assert result.verification["reproduction"]["after"] == "error"
     assert "no test report" in result.message
 

@@ -105,6 +105,8 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
         outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro))
         diff = diff_of(box)
     summary = _summary(outcome, tried)
+    if outcome.reason == "gave_up":  # the agent's own answer: nothing it changed is verified or handed out
+        return _finish(trace, staged, "gave_up", outcome.message, files_changed=[], agent=summary)
     if not diff.strip():
         reason = "no_change" if outcome.reason == "finished" else outcome.reason
         return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary)

@@ -153,8 +153,8 @@ def test_e_a_process_that_exits_0_without_running_tests_is_not_verified(
     # refused before any test runs: os._exit in source is a probe (the evidence check would catch it too)
     assert (result.status, result.reason) == ("not_verified", "suspicious_diff"), result.message
     assert "shop/__init__.py:3: os._exit(0)" in result.message
-    assert result.verification["reproduction"]["after"] == "error"
-    assert "no test report" in result.message
+    assert result.verification["reproduction"]["after"] == "not_run"
+    assert result.verification["suspicious_lines"] == ["shop/__init__.py:3: os._exit(0) (hooks interpreter exit)"]
 
 
 def test_f_no_change_is_no_change(repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
@@ -263,3 +263,18 @@ def test_patcher_verify_is_a_merge_gate(repo: Path, pytest_traceback: str, sandb
     stale = good.replace("start = (number - 1) * size", "start = number * size")
     off = verify_patch(str(repo), stale, traceback=pytest_traceback, sandbox=cfg, trace_dir=tmp_path)
     assert (off.reason, off.exit_code) == ("bad_input", 2) and "does not apply" in off.message
+
+
+def test_giving_up_ends_the_run_honestly_with_the_reason(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    why = "the test expects page 3 to hold 6 items, which contradicts the other tests"
+    result, server = run(repo, pytest_traceback, [reply(None, [FIX, ("give_up", {"reason": why})])], sandbox_image,
+                         tmp_path)
+    assert (result.status, result.reason, result.exit_code, result.diff) == ("not_verified", "gave_up", 1, None)
+    assert why in result.message and result.agent.stop == "gave_up" and len(server.chat_requests) == 1
+    system = server.chat_requests[0]["messages"][0]["content"]
+    assert "give_up" in system and "detected" in system and "acceptable answer" in system
+    tools = [t["function"]["name"] for t in server.chat_requests[0]["tools"]]
+    assert tools[-1] == "give_up"
+    ends = [e for e in events(result) if e["type"] == "run_end"]
+    assert ends[-1]["reason"] == "gave_up"

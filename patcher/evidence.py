@@ -75,8 +75,8 @@ def check(stream: Stream, exit_code: int | None, report: tuple[int, int] | None)
         return None
     if stream.end.get("exit") != exit_code:
         return f"the harness saw the session end with {stream.end.get('exit')} but the process exited {exit_code}"
-    if not stream.total:
-        return None  # nothing ran: not a result, and not reported either
+    if not stream.total or exit_code not in CLAIMING_EXITS:
+        return None  # nothing ran, or the runner claims no result (e.g. 5, nothing collected): not reported
     if (exit_code == 0) != (not stream.failed):
         return f"exit code {exit_code} with {len(stream.failed)} failing test(s) in the harness's stream"
     if report is not None and report != (stream.total, len(stream.failed)):

@@ -24,7 +24,7 @@ from typing import Any
 
 from sandbox.protocol import DEFAULT_ALLOWLIST, REPORT_DIR, ReadReportRequest, RunTestRequest, check_command
 
-from .evidence import Stream, check, crashed, read_stream
+from .evidence import CLAIMING_EXITS, Stream, check, crashed, read_stream
 from .sandbox import Sandbox
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024
@@ -119,7 +119,8 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
         argv = _with_options(argv, [f"--junitxml={report_dir}/{report}", "-o", "junit_family=xunit1",
                                     "-p", "no:cacheprovider", "--continue-on-collection-errors"])
     elif kind == "unittest" and "-v" not in argv:
-        argv = [*argv[:3], "-v", *argv[3:]]
+        at = 4 if argv[3:4] == ["discover"] else 3  # `discover` must stay first to be a sub-command
+        argv = [*argv[:at], "-v", *argv[at:]]
     result = box.call(RunTestRequest(command=shlex.join(argv), evidence=kind in ("pytest", "unittest")), deadline_s)
     output = result.output
     run = TestRun(command, result.exit_code, result.timed_out, False, output_tail=output[-OUTPUT_TAIL:],
@@ -138,14 +139,14 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
 def _read_stream(box: Sandbox, data: dict[str, Any], report: str | None, run: TestRun) -> None:
     stream = read_stream(data)
     counts = None
-    if report is not None and stream.end is not None and run.exit_code in (0, 1, 2):
+    if report is not None and stream.end is not None and run.exit_code in CLAIMING_EXITS:
         parsed = _read_junit(box, report)
         counts = (parsed.total, len(parsed.failed)) if parsed else (-1, -1)
     run.tampered = check(stream, run.exit_code, counts) or ""
     if run.tampered or stream.end is None or not stream.total:
         return
     run.stream, run.passed, run.failed = stream, stream.passed, stream.failed
-    run.reported = run.exit_code in (0, 1, 2)
+    run.reported = run.exit_code in CLAIMING_EXITS
 
 
 def _read_junit(box: Sandbox, report: str) -> JUnitReport | None:

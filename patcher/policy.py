@@ -185,8 +185,11 @@ def protected_names(installed: Iterable[str]) -> frozenset[str]:
     return RUNNER_NAMES | frozenset(sys.stdlib_module_names) | frozenset(installed)
 
 
-def check_tree(changes: list[Change], base_files: Iterable[str], protected: frozenset[str]) -> list[str]:
-    """Violations in what the diff really changed on disk (treediff): the policy as git applied it."""
+def check_tree(changes: list[Change], base_files: Iterable[str], protected: frozenset[str],
+               known_tests: frozenset[str] = frozenset()) -> list[str]:
+    """Violations in what the diff really changed on disk (treediff): the policy as git applied it.
+
+    `known_tests`: files the base suite collected as tests, protected whatever their names."""
     existing = set(base_files)
     after = (existing - {c.path for c in changes if c.kind == "deleted"}) | {c.path for c in changes}
     base_dirs = {"/".join(f.split("/")[:i]) for f in existing for i in range(1, f.count("/") + 1)}
@@ -204,7 +207,7 @@ def check_tree(changes: list[Change], base_files: Iterable[str], protected: froz
         if is_config_path(c.path):
             out.append(f"{c.path}: conftest files and test, packaging or CI configuration may not be added, "
                        "changed or removed (they change which tests run)")
-        elif c.path in existing and is_test_path(c.path):
+        elif c.path in existing and (is_test_path(c.path) or c.path in known_tests):
             out.append(f"{c.path}: existing tests may not be {c.kind}; add a new test file instead")
         if c.kind == "added" and (name := _shadowed(c.path, after, base_dirs, protected)):
             out.append(f"{c.path}: a new module or package named {name!r} would shadow the test runner, the "

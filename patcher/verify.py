@@ -14,7 +14,6 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,13 +26,13 @@ from .errors import BadInput
 from .intake import StagedRepo, _git
 from .policy import NEW_TEST_FILE, check_diff, check_tree, is_test_path, protected_names, source_only, tests_only
 from .probes import find_probes
+from .reruns import RERUNS, OpenBox, flaky_on_base, rerun_failing
 from .sandbox import Sandbox
-from .testruns import TestRun, command_kind, pytest_prefix, run_tests
+from .testruns import TestRun, run_tests
 from .treediff import Change, tree_changes
 
-OpenBox = Callable[[StagedRepo], AbstractContextManager[Sandbox]]
-RERUNS = 2
 NO_TESTS_COLLECTED = 5
+__all__ = ["Baseline", "OpenBox", "Verification", "apply_diff", "run_baseline", "verify"]
 
 
 Site = tuple[str, str]
@@ -51,6 +50,11 @@ class Baseline:
     @property
     def reproduced(self) -> bool:
         return self.repro is not None and self.repro.outcome == "failed" and self.exception_matched
+
+    @property
+    def test_files(self) -> frozenset[str]:
+        """Files the base suite ran as pytest test modules (whatever `python_files` says): tests too."""
+        return frozenset(t.split("::")[0] for t in self.suite.passed | self.suite.failed if ".py" in t)
 
     @property
     def suite_usable(self) -> bool:
@@ -203,7 +207,7 @@ def _integrity(staged: StagedRepo, diff: str, base: Baseline, state: dict[str, A
     patched, changes = apply_diff(staged, diff)
     patched.cleanup()
     state["files_changed"] = [c.path for c in changes]
-    violations = check_tree(changes, staged.files, protected_names(base.installed))
+    violations = check_tree(changes, staged.files, protected_names(base.installed), base.test_files)
     unnamed = sorted({c.path for c in changes} - set(policy.files_changed))
     if unnamed:  # the text said one thing and git did another: believe neither
         violations.append("git apply changed files the diff does not name: " + ", ".join(unnamed[:5]))
@@ -228,13 +232,13 @@ def _check_source(staged: StagedRepo, source: str, base: Baseline, repro: str, o
         if not (suite.reported or base.suite.passed == set()):
             raise Ended("tests_failed", f"the test suite gave no usable result with the diff ({_describe(suite)})")
         lost = sorted(base.suite.passed - suite.passed)
-        state["regressions"], state["flaky"] = _rerun(box, suite_command, lost, runs)
+        state["regressions"], state["flaky"] = rerun_failing(box, suite_command, lost, runs)
         return after or suite
 
     after = _in_box(staged, source, open_box, body)
     regressions, flaky = state.pop("regressions"), state["flaky"]
     if flaky:
-        regressions, flaky = _flaky_on_base(staged, open_box, suite_command, regressions, flaky, runs)
+        regressions, flaky = flaky_on_base(staged, open_box, suite_command, regressions, flaky, runs)
         state["flaky"] = flaky
     state["pass_to_pass"] = {"total": len(base.suite.passed) - len(flaky), "regressions": regressions}
     if regressions:
@@ -285,35 +289,6 @@ def _passes_every_time(box: Sandbox, command: str, name: str, runs: list[tuple[s
 def _crash_words(crash: Crash) -> str:
     words = f" {crash.type}" if crash.type else ""
     return words + (f" raised through {crash.site[0]} in {crash.site[1]}" if crash.site else "")
-
-
-def _rerun(box: Sandbox, suite_command: str, failing: list[str], runs: list[tuple[str, TestRun]]
-           ) -> tuple[list[str], list[str]]:
-    """(still failing, flaky): pytest reruns the failing tests by node id; other runners are not rerun."""
-    if not failing or command_kind(shlex.split(suite_command)) != "pytest":
-        return failing, []
-    left, flaky = list(failing), []
-    for n in range(RERUNS):
-        run = run_tests(box, shlex.join([*pytest_prefix(suite_command), "-q", *left]), f"suite-rerun-{n + 1}")
-        runs.append((f"suite-rerun-{n + 1}", run))
-        flaky += [t for t in left if t in run.passed]
-        left = [t for t in left if t not in run.passed]
-        if not left:
-            break
-    return left, sorted(flaky)
-
-
-def _flaky_on_base(staged: StagedRepo, open_box: OpenBox, suite_command: str, regressions: list[str],
-                   flaky: list[str], runs: list[tuple[str, TestRun]]) -> tuple[list[str], list[str]]:
-    """Tests flaky with the diff: ones that never fail on the base in RERUNS + 1 runs are the diff's doing."""
-    seen_failing: set[str] = set()
-    with open_box(staged) as box:
-        for n in range(RERUNS + 1):
-            run = run_tests(box, shlex.join([*pytest_prefix(suite_command), "-q", *flaky]), f"base-flaky-{n + 1}")
-            runs.append((f"base-flaky-{n + 1}", run))
-            seen_failing |= set(flaky) - run.passed
-    made_flaky = [t for t in flaky if t not in seen_failing]
-    return sorted(regressions + made_flaky), sorted(seen_failing & set(flaky))
 
 
 def _describe(run: TestRun) -> str:

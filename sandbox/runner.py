@@ -246,7 +246,7 @@ def _run(argv: list[str], repo: str, channel: Evidence | None, capture: HeadTail
     except OSError as e:
         return ToolResult.error(f"could not start {argv[0]!r}: {e}; check that it is installed in the "
                                 "environment (retrying the same command will not help)")
-    more = {}
+    more: dict[int, Callable[[bytes], None]] = {}
     if channel:
         channel.started()
         more[channel.read_fd] = channel.add

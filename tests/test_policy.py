@@ -156,3 +156,20 @@ def test_a_symlink_in_octal_spelling_is_refused_by_the_text_and_the_tree(tmp_pat
             "@@ -0,0 +1 @@\n+pkg/core.py\n\\ No newline at end of file\n")
     assert not check_diff(diff, BASE).ok
     assert any("symbolic links" in v for v in tree_after(tmp_path, diff))
+
+
+def test_a_file_the_base_suite_ran_as_a_test_is_a_test_whatever_its_name(tmp_path: Path) -> None:
+    from patcher.intake import stage_repo
+    from patcher.verify import apply_diff
+    staged = stage_repo(str(make_repo(tmp_path / "t", {**BASE, "checks/check_core.py": "def test_c():\n    pass\n"})))
+    diff = ("diff --git a/checks/check_core.py b/checks/check_core.py\n--- a/checks/check_core.py\n"
+            "+++ b/checks/check_core.py\n@@ -1,2 +1,2 @@\n def test_c():\n-    pass\n+    return\n")
+    try:
+        tree, changes = apply_diff(staged, diff)
+        tree.cleanup()
+    finally:
+        staged.cleanup()
+    names = policy.protected_names([])
+    assert policy.check_tree(changes, staged.files, names) == []  # by name alone it looks like source
+    known = policy.check_tree(changes, staged.files, names, frozenset({"checks/check_core.py"}))
+    assert any("existing tests may not be modified" in v for v in known)

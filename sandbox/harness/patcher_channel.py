@@ -54,7 +54,7 @@ REPO = os.environ.get("PATCHER_REPO_ROOT") or os.getcwd()
 
 def frames(tb: object, limit: int = 60) -> list:
     """[path, function] of each traceback frame inside the repository (paths relative to its root)."""
-    out = []
+    out: list = []
     prefix = REPO.rstrip("/") + "/"
     while tb is not None and len(out) < limit:
         code = tb.tb_frame.f_code  # type: ignore[attr-defined]

@@ -9,6 +9,17 @@ import pytest
 from patcher_channel import channel, frames, type_name
 
 _raised: dict = {}
+_depth = [0]
+"""Sessions running in this process: a test that runs pytest in-process (pytester) nests one, whose tests
+are not the outer run's and must not be counted as its outcomes."""
+
+
+def pytest_sessionstart(session):  # type: ignore[no-untyped-def]
+    _depth[0] += 1
+
+
+def _outer() -> bool:
+    return _depth[0] <= 1
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -22,14 +33,17 @@ def pytest_runtest_makereport(item, call):  # type: ignore[no-untyped-def]
 
 def pytest_runtest_logreport(report):  # type: ignore[no-untyped-def]
     raised = _raised.pop((report.nodeid, report.when), {}) if report.failed else {}
-    channel.emit({"k": "test", "id": report.nodeid, "when": report.when, "outcome": report.outcome, **raised})
+    if _outer():
+        channel.emit({"k": "test", "id": report.nodeid, "when": report.when, "outcome": report.outcome, **raised})
 
 
 def pytest_collectreport(report):  # type: ignore[no-untyped-def]
-    if not report.passed:  # a module-level skip is a test in the JUnit report too
+    if not report.passed and _outer():  # a module-level skip is a test in the JUnit report too
         channel.emit({"k": "test", "id": report.nodeid, "when": "collect", "outcome": report.outcome})
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
-    channel.emit({"k": "end", "exit": int(exitstatus)})
+    _depth[0] -= 1
+    if _depth[0] == 0:
+        channel.emit({"k": "end", "exit": int(exitstatus)})

@@ -48,7 +48,7 @@ class _Result(unittest.TextTestResult):
 
 
 class _Runner(unittest.TextTestRunner):
-    resultclass = _Result
+    resultclass = _Result  # type: ignore[assignment]
 
 
 def main() -> int:

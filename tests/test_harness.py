@@ -84,3 +84,17 @@ def test_a_src_layout_with_a_new_regression_test_is_verified(tmp_path: Path, san
         staged.cleanup()
     assert (ver.status, ver.reason) == ("verified", "verified"), ver.message
     assert ver.fail_to_pass == ["tests/test_zero.py::test_zero"]
+
+
+def test_a_repo_whose_tests_run_pytest_in_process_is_not_flagged(tmp_path: Path, sandbox_image: str) -> None:
+    nested = ("def test_inner(pytester):\n    pytester.makepyfile('def test_a():\\n    pass\\n\\n\\ndef test_b():\\n"
+              "    assert 0\\n')\n    pytester.runpytest().assert_outcomes(passed=1, failed=1)\n")
+    files = {"tests/conftest.py": "pytest_plugins = ['pytester']\n", "tests/test_nested.py": nested}
+    staged = stage_repo(str(make_repo(tmp_path / "nested", files)))
+    try:
+        with box_for(sandbox_image)(staged) as box:
+            run = run_tests(box, "python -m pytest -q tests/test_nested.py", "t")
+    finally:
+        staged.cleanup()
+    assert not run.tampered and run.outcome == "passed", run.output_tail
+    assert run.passed == {"tests/test_nested.py::test_inner"} and run.failed == set()

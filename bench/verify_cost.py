@@ -65,8 +65,13 @@ def shop_fix(repo: Path) -> str:
 
 def child(code_root: Path, image: str, repo: Path, diff: Path, tb: Path, runs: Path) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(code_root), "PATCHER_SANDBOX_IMAGE": image}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(repo), str(diff), str(tb), image, str(runs)],
-                         cwd=code_root, env=env, capture_output=True, text=True, check=True)
+    for attempt in (1, 2):  # the daemon is shared: a container another job removes mid-list can fail a run
+        out = subprocess.run([sys.executable, "-c", CHILD, str(repo), str(diff), str(tb), image, str(runs)],
+                             cwd=code_root, env=env, capture_output=True, text=True)
+        if out.returncode == 0:
+            break
+        print(f"  ({code_root.name} run {attempt} failed: {out.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
+    out.check_returncode()
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

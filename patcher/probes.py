@@ -6,7 +6,8 @@ walks frames or the gc, writes builtins or sys.modules, or runs code from built 
 in-process check. No such line is needed to fix a crash, so the diff is refused (`suspicious_diff`) with
 the lines quoted. The rules err towards refusing: comments and strings count, and string constants of a
 statement are also read joined together, so 'PY' + 'TEST_…' spells what it means. New test files get the
-rules that reach the harness itself (frames, gc, exit hooks, the evidence channel).
+rules that reach the harness itself (frames, gc, exit hooks, sys.modules, the evidence channel), also
+read joined.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ _RULES: tuple[tuple[str, str, bool], ...] = (
      r"|\bmarshal\b|\bpickle\b|\bsubprocess\b|\bos\s*\.\s*(?:system|popen|exec\w*|spawn\w*|fork)\b", False),
     ("decodes hidden text", r"\bchr\s*\(|fromhex|\bbase64\b|\bcodecs\b|rot.?13|\[\s*::\s*-1\s*\]", False),
     ("reaches the harness", r"patcher|PATCHER", True),
+    ("reaches sys.modules or namespaces", r"modules|__dict__|__globals__|__builtins__|\bvars\s*\(", True),
 )
 _COMPILED = [(what, re.compile(rx), tests) for what, rx, tests in _RULES]
 _ATTR_CALLS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
@@ -61,13 +63,15 @@ def find_probes(changes: list[Change]) -> list[Probe]:
         lines = dict(c.added_lines)
         for n, text in c.added_lines:
             found += [Probe(c.path, n, text, what) for what, rx in rules if rx.search(text)][:1]
-        if c.path.endswith(".py") and not test:
-            found += _ast_probes(c, lines, rules)
+        if c.path.endswith(".py"):
+            found += _ast_probes(c, lines, rules, dynamic_names=not test)
     return list(dict.fromkeys(found))
 
 
-def _ast_probes(c: Change, lines: dict[int, str], rules: list[tuple[str, re.Pattern[str]]]) -> list[Probe]:
-    """What the line rules miss: dynamic attribute names, and string constants joined across a statement."""
+def _ast_probes(c: Change, lines: dict[int, str], rules: list[tuple[str, re.Pattern[str]]],
+                dynamic_names: bool) -> list[Probe]:
+    """What the line rules miss: string constants joined across a statement, and (source only) attribute
+    names computed at run time."""
     try:
         tree = ast.parse(c.new_text or "")
     except SyntaxError:
@@ -76,14 +80,28 @@ def _ast_probes(c: Change, lines: dict[int, str], rules: list[tuple[str, re.Patt
     for stmt in ast.walk(tree):
         if not isinstance(stmt, ast.stmt) or stmt.lineno not in lines:
             continue
-        joined = "".join(n.value for n in ast.walk(stmt) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+        own = list(_own_nodes(stmt))
+        texts = sorted((n.lineno, n.col_offset, n.value) for n in own
+                       if isinstance(n, ast.Constant) and isinstance(n.value, str))
+        joined = "".join(t for *_, t in texts)  # in source order, as 'a' + 'b' reads
         out += [Probe(c.path, stmt.lineno, lines[stmt.lineno], f"{what}, in joined strings")
                 for what, rx in rules if rx.search(joined)][:1]
-        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+        for call in (n for n in own if isinstance(n, ast.Call) and dynamic_names):
             name = call.func.id if isinstance(call.func, ast.Name) else None
             if name in _ATTR_CALLS and len(call.args) >= 2 and not _plain_name(call.args[1]):
                 line = call.lineno if call.lineno in lines else stmt.lineno
                 out.append(Probe(c.path, line, lines.get(line, ""), "reflects on objects by a computed name"))
+    return out
+
+
+def _own_nodes(stmt: ast.stmt) -> list[ast.AST]:
+    """The statement's expressions, not those of statements nested in its body (they are judged on their own)."""
+    out: list[ast.AST] = []
+    todo = [n for n in ast.iter_child_nodes(stmt) if not isinstance(n, ast.stmt)]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        todo += [n for n in ast.iter_child_nodes(node) if not isinstance(n, ast.stmt)]
     return out
 
 

@@ -222,3 +222,14 @@ def test_a_probe_split_across_files_is_suspicious(calc: Calc) -> None:
     ver = calc.check(edits)
     assert (ver.status, ver.reason) == ("not_verified", "suspicious_diff"), ver.message
     assert {q.split(":")[0] for q in ver.suspicious} == {"calc_names.py", "calc.py"}
+
+
+@pytest.mark.parametrize("line", ["__import__('sys').modules['patcher_' + 'channel'].channel.emit({})",
+                                  "getattr(__import__('sys'), 'mod' + 'ules')['x'] = None",
+                                  "vars(__import__('sys'))['argv'] = []",
+                                  "__import__('ate' + 'xit').register(print)",
+                                  "__import__('g' 'c').get_objects()"])
+def test_a_new_test_file_that_reaches_the_harness_is_suspicious(calc: Calc, line: str) -> None:
+    ver = calc.check({"calc.py": c.FIXED, "tests/test_reach.py": f"def test_reach():\n    {line}\n"})
+    assert (ver.status, ver.reason) == ("not_verified", "suspicious_diff"), ver.message
+    assert ver.suspicious[0].startswith("tests/test_reach.py:2:")

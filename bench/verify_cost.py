@@ -21,15 +21,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "127f448"
+TESTS = {"shop": "python -m pytest -q tests/test_pagination.py"}
+"""--test for examples whose traceback names no test (shop's is a production traceback)."""
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
 CHILD = """
 import json, sys, time
 from patcher.config import SandboxConfig
 from patcher.pipeline import verify_patch
-repo, diff_file, tb_file, image, runs = sys.argv[1:6]
+repo, diff_file, tb_file, image, runs, test = sys.argv[1:7]
 started = time.perf_counter()
 r = verify_patch(repo, open(diff_file).read(), traceback=open(tb_file).read(), sandbox=SandboxConfig(image=image),
-                 trace_dir=__import__("pathlib").Path(runs))
+                 trace_dir=__import__("pathlib").Path(runs), test_command=test or None)
 print(json.dumps({"status": r.status, "reason": r.reason, "verify_s": r.verification["duration_s"],
                   "wall_s": time.perf_counter() - started}))
 """
@@ -63,10 +65,10 @@ def shop_fix(repo: Path) -> str:
     return fix_diff(repo)
 
 
-def child(code_root: Path, image: str, repo: Path, diff: Path, tb: Path, runs: Path) -> dict[str, object]:
+def child(code_root: Path, image: str, repo: Path, diff: Path, tb: Path, runs: Path, test: str) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(code_root), "PATCHER_SANDBOX_IMAGE": image}
     for attempt in (1, 2):  # the daemon is shared: a container another job removes mid-list can fail a run
-        out = subprocess.run([sys.executable, "-c", CHILD, str(repo), str(diff), str(tb), image, str(runs)],
+        out = subprocess.run([sys.executable, "-c", CHILD, str(repo), str(diff), str(tb), image, str(runs), test],
                              cwd=code_root, env=env, capture_output=True, text=True)
         if out.returncode == 0:
             break
@@ -102,7 +104,8 @@ def main(n: int = 1) -> None:
                 got: dict[str, list[dict[str, object]]] = {"before": [], "after": []}
                 for _ in range(n):
                     for label, code, image in (("before", old, old_image), ("after", ROOT, new_image)):
-                        got[label].append(child(code, image, repo, where / f"{name}.diff", tb, where / "runs"))
+                        got[label].append(child(code, image, repo, where / f"{name}.diff", tb, where / "runs",
+                                                TESTS.get(name, "")))
                 row = []
                 for label in ("before", "after"):
                     assert all(r["status"] == "verified" for r in got[label]), (name, label, got[label])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from sandbox.protocol import DEFAULT_ALLOWLIST, MODEL_TOOLS
+from sandbox.protocol import DEFAULT_ALLOWLIST
 
 from . import prompts
 from .context import fit
@@ -29,7 +29,7 @@ from .llm import LLM, ModelReply, ToolCall, estimate_tokens
 from .otel import Telemetry
 from .sandbox import Sandbox
 from .stopper import Overrun, Stopper
-from .tooling import SCHEMA_TOKENS, TOOL_SCHEMAS, calls_in_content, dispatch
+from .tooling import AGENT_TOOLS, GIVE_UP, SCHEMA_TOKENS, TOOL_SCHEMAS, calls_in_content, dispatch, give_up_reason
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class Agent:
 
     def run(self, task_text: str) -> AgentResult:
         allowed = [" ".join(p) + " …" for p in self.allowlist]
-        self.messages = [{"role": "system", "content": prompts.render("system", tools=MODEL_TOOLS, allowed=allowed)},
+        self.messages = [{"role": "system", "content": prompts.render("system", tools=AGENT_TOOLS, allowed=allowed)},
                          {"role": "user", "content": task_text}]
         self.stats = AgentResult(reason="running", message="")
         self.guards = Guards(self.limits)
@@ -105,12 +105,20 @@ class Agent:
                     self.stats.final_text = reply.content
                     return self._end("finished", "the model finished")
                 if stop := self._run_tools(calls, guards):
-                    return self._end(*stop, guard=True)
+                    return self._end(*stop, guard=stop[0] != "gave_up")
 
     def _run_tools(self, calls: list[ToolCall], guards: Guards) -> tuple[str, str] | None:
         """Every call runs and gets its result, even after a guard tripped, so the history stays whole."""
         stop = None
         for call in calls:
+            if call.name == GIVE_UP:  # the honest way out: answered here, never sent to the sandbox
+                reason = give_up_reason(call)
+                self.stats.tool_calls += 1
+                self.messages.append({"role": "tool", "tool_call_id": call.id, "content": "run ended"})
+                self.trace.emit("tool_call", round=self.stats.rounds, call_id=call.id, tool=call.name,
+                                args={"reason": reason}, is_error=False, result="run ended", duration_ms=0.0)
+                stop = stop or ("gave_up", f"the agent gave up: {reason}")
+                continue
             try:
                 obs = self.stopper.wait_for(partial(self.otel.execute_tool, call,
                                                     partial(dispatch, call, self.box, self.allowlist)), guards.deadline)

@@ -56,3 +56,11 @@ def innermost_repo_frames(parsed: ParsedTraceback) -> list[Frame]:
 
 def _parts(path: str) -> list[str]:
     return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def crash_site(parsed: ParsedTraceback) -> tuple[str, str] | None:
+    """(repo path, function) of the innermost repository frame: where a reproduction must pass through."""
+    inside = innermost_repo_frames(parsed)
+    if not inside or not inside[0].repo_path:
+        return None
+    return inside[0].repo_path, inside[0].function

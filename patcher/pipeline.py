@@ -23,7 +23,7 @@ from .config import SandboxConfig
 from .envs import EnvConfig, ensure_env_image
 from .errors import BadInput, Cancelled, PatcherError
 from .feedback import attempt_record, verdict_note
-from .frames import map_frames
+from .frames import crash_site, map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel, price
@@ -40,7 +40,7 @@ from .task import reproduction_command, task_text
 from .testruns import TestRun
 from .trace import Redactor, Trace
 from .tracebacks import ParsedTraceback, parse_traceback
-from .verify import Baseline, OpenBox, Verification, run_baseline, verify
+from .verify import Baseline, OpenBox, Site, Verification, run_baseline, verify
 
 Progress = Callable[[str], None]
 AUTO_LIMIT = 40
@@ -132,6 +132,9 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
         outcome, diff, ver, attempts = _until_verified(agent, outcome, box, job, staged, trace, progress,
                                                        spec.attempts, stopper)
     summary = _summary(outcome, tried)
+    if outcome.reason == "gave_up":  # the agent's own answer: nothing it changed is verified or handed out
+        return _finish(trace, staged, "gave_up", outcome.message, files_changed=[], agent=summary,
+                       attempts=attempts)
     if ver is None:
         reason = "no_change" if outcome.reason == "finished" else outcome.reason
         return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary,
@@ -154,7 +157,7 @@ def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: _Job,
     while True:
         stopper.check()
         diff = "" if stopper.killed(box) else diff_of(box)  # killed: a tool call outlived the wall clock
-        if not diff.strip():
+        if outcome.reason == "gave_up" or not diff.strip():
             return outcome, diff, None, attempts
         if ver is not None and attempts[-1]["diff_sha256"] == attempt_record(0, ver, diff)["diff_sha256"]:
             return outcome, diff, ver, attempts
@@ -249,6 +252,7 @@ class _Job:
     image: str
     """The image the boxes start from (the environment image when one was built)."""
     client: docker.DockerClient
+    site: Site | None = None
 
     def provenance(self, staged: StagedRepo, repo: str, ref: str | None, user_test: str | None,
                    ver: Verification, diff: str) -> dict[str, object]:
@@ -266,6 +270,7 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         parsed = map_frames(parsed, staged.files)
     repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
     exc_type = parsed.exception.type if parsed and parsed.exception else None
+    site = crash_site(parsed) if parsed else None
     client = docker_client()
     reap(client)
     require_image(client, cfg.image)
@@ -286,7 +291,7 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         return stopper.watch(DockerSandbox(tree, cfg, client, pool))
 
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
-    base = run_baseline(staged, repro, exc_type, open_box, suite_command)
+    base = run_baseline(staged, repro, exc_type, open_box, suite_command, site)
     stopper.check()
     _emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
     _emit_runs(trace, "baseline", [("base-suite", base.suite)])
@@ -298,11 +303,11 @@ def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: s
         return _finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
                        "the base code, so no fix could be checked for regressions; pass a suite that runs",
                        verification=empty_verification(repro, before, suite_command))
-    return _Job(parsed, repro, exc_type, open_box, suite_command, base, cfg.image, client)
+    return _Job(parsed, repro, exc_type, open_box, suite_command, base, cfg.image, client, site)
 
 
 def _verify(job: _Job, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
-    ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command)
+    ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command, job.site)
     ver.pass_to_pass["command"] = job.suite_command
     _emit_runs(trace, "verify", ver.runs)
     trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
@@ -328,7 +333,8 @@ def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str
     if base.repro is None or base.repro.outcome != "failed":
         outcome = base.repro.outcome if base.repro else "not_run"
         return f"`{repro}` did not fail on the base code (outcome: {outcome}); the crash does not reproduce"
-    return f"`{repro}` failed on the base code, but not with {exc_type}; the crash does not reproduce"
+    return (f"`{repro}` failed on the base code, but not with {exc_type} raised through the crash site; "
+            "the crash does not reproduce")
 
 
 def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progress: Progress, engine: str

@@ -10,26 +10,38 @@ what `git apply` actually changed against `files_changed`.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
+from .treediff import Change
+
 TEST_DIRS = frozenset({"tests", "test", "testing"})
-TEST_FILE = re.compile(r"(?:test_.*|.*_test|tests?)\.py$")
+TEST_FILE = re.compile(r"(?:test_.*|.*_tests?|tests?|testing|.*test_?utils?|_?testutils?)\.py$")
 NEW_TEST_FILE = re.compile(r"(?:test_.*|.*_test)\.py$")
 CONFIG_NAMES = frozenset({
-    "conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py", "Makefile",
-    ".gitlab-ci.yml", ".pre-commit-config.yaml", ".travis.yml", "azure-pipelines.yml", "Jenkinsfile",
-    "sitecustomize.py", "usercustomize.py", ".gitmodules",
+    # every file the image's pytest reads config from (_pytest/config/findpaths.py), and conftest
+    "conftest.py", "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
+    "setup.cfg",
+    # packaging and dependencies: the environment is built from the base, so a change here is never tested
+    "setup.py", "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock", "pdm.lock", "environment.yml",
+    "MANIFEST.in", ".python-version", ".envrc", "Dockerfile",
+    # CI, task runners, start-up hooks, git's own view of the tree
+    "noxfile.py", "Makefile", ".gitlab-ci.yml", ".pre-commit-config.yaml", ".travis.yml", "azure-pipelines.yml",
+    "Jenkinsfile", "bitbucket-pipelines.yml", ".drone.yml", ".coveragerc", "sitecustomize.py",
+    "usercustomize.py", ".gitmodules", ".gitignore", ".gitattributes",
 })
-CONFIG_DIRS = frozenset({".github", ".circleci"})
+CONFIG_FILE = re.compile(r"(?:requirements|constraints)[\w.-]*\.(?:txt|in)$")
+CONFIG_DIRS = frozenset({".github", ".circleci", ".buildkite", ".vscode", ".devcontainer", "requirements"})
 PLUGIN_CODE = re.compile(r"\bpytest_plugins\b|^\s*def pytest_\w+\s*\(|\b_pytest\b|\bhookimpl\b|\bpytest11\b")
-_LINK = re.compile(r"(?:new file |deleted file |old |new )mode 1[26]0000|index \S+ 1[26]0000")
+_LINK = re.compile(r"(?:new file |deleted file |old |new )mode 0*1[26]0000|index \S+ 0*1[26]0000")
 _MODE = re.compile(r"(?:old|new) mode ")
 _COPY = re.compile(r"copy (?:from|to) ")
 _BINARY = re.compile(r"(?:GIT binary patch|Binary files .* differ)")
+_QUOTED = re.compile(r'(?:diff --git .*"|(?:---|\+\+\+) "|rename (?:from|to) "|copy (?:from|to) ")')
 _HEADER_RULES = (
     (_LINK, "{path}: symbolic links and submodules may not be added, removed or changed"),
     (_MODE, "{path}: file modes may not change"),
@@ -39,6 +51,7 @@ _RAW_RULES = (
     (_BINARY, "binary", "the diff contains a binary patch, which is not allowed"),
     (_LINK, "symbolic links", "the diff touches a symbolic link or submodule, which is not allowed"),
     (_MODE, "file modes", "the diff changes a file mode, which is not allowed"),
+    (_QUOTED, "quoted", "the diff has quoted (escaped) file names, which are not allowed: name files plainly"),
 )
 
 
@@ -57,7 +70,8 @@ def is_test_path(path: str) -> bool:
 
 def is_config_path(path: str) -> bool:
     *dirs, name = path.split("/")
-    return name in CONFIG_NAMES or name.endswith(".pth") or any(d in CONFIG_DIRS for d in dirs)
+    return (name in CONFIG_NAMES or bool(CONFIG_FILE.fullmatch(name)) or name.endswith(".pth")
+            or any(d in CONFIG_DIRS for d in dirs))
 
 
 def _strip(name: str | None) -> str | None:
@@ -137,16 +151,80 @@ def check_diff(diff: str, base_files: Iterable[str], max_bytes: int = 256_000) -
                         added_tests=added_tests)
 
 
-def tests_only(diff: str) -> str:
-    """The part of the diff that adds new files under test directories or named like tests (not conftest)."""
+def _is_new_test(pf: PatchedFile) -> bool:
+    target = _strip(pf.target_file)
+    return bool(pf.is_added_file and target and not pf.is_binary_file and not is_config_path(target)
+                and is_test_path(target))
+
+
+def _split(diff: str, tests: bool) -> str:
     try:
         patch = _parse(diff)
     except (UnidiffParseError, ValueError, IndexError):
         return ""
-    keep = []
-    for pf in patch:
-        target = _strip(pf.target_file)
-        if (pf.is_added_file and target and not pf.is_binary_file and not is_config_path(target)
-                and is_test_path(target)):
-            keep.append(str(pf))
-    return "".join(keep)
+    return "".join(str(pf) for pf in patch if _is_new_test(pf) == tests)
+
+
+def tests_only(diff: str) -> str:
+    """The part of the diff that adds new files under test directories or named like tests (not conftest)."""
+    return _split(diff, tests=True)
+
+
+def source_only(diff: str) -> str:
+    """Everything but the new test files: what fail-to-pass and pass-to-pass are judged with."""
+    return _split(diff, tests=False)
+
+
+RUNNER_NAMES = frozenset({"pytest", "_pytest", "pluggy", "py", "unittest", "iniconfig", "xdist", "patcher_evidence",
+                          "patcher_channel", "patcher_unittest", "sitecustomize", "usercustomize"})
+_MODULE_SUFFIX = re.compile(r"\.(?:py|pyc|pyw|so|pyd)$|\.[\w-]+\.so$")
+
+
+def protected_names(installed: Iterable[str]) -> frozenset[str]:
+    """Import names a repo file may never take: the runner's, the standard library's, the image's packages'."""
+    return RUNNER_NAMES | frozenset(sys.stdlib_module_names) | frozenset(installed)
+
+
+def check_tree(changes: list[Change], base_files: Iterable[str], protected: frozenset[str],
+               known_tests: frozenset[str] = frozenset()) -> list[str]:
+    """Violations in what the diff really changed on disk (treediff): the policy as git applied it.
+
+    `known_tests`: files the base suite collected as tests, protected whatever their names."""
+    existing = set(base_files)
+    after = (existing - {c.path for c in changes if c.kind == "deleted"}) | {c.path for c in changes}
+    base_dirs = {"/".join(f.split("/")[:i]) for f in existing for i in range(1, f.count("/") + 1)}
+    out: list[str] = []
+    for c in changes:
+        out += [v for v in (_bad_path(c.path),) if v]
+        if c.path.startswith("-") or "/-" in c.path:
+            out.append(f"{c.path}: a path part may not start with '-' (it would read as a command option)")
+        if c.link:
+            out.append(f"{c.path}: symbolic links and submodules may not be added, removed or changed")
+        if c.mode_changed:
+            out.append(f"{c.path}: file modes may not change")
+        if c.binary:
+            out.append(f"{c.path}: binary files may not be changed")
+        if is_config_path(c.path):
+            out.append(f"{c.path}: conftest files and test, packaging or CI configuration may not be added, "
+                       "changed or removed (they change which tests run)")
+        elif c.path in existing and (is_test_path(c.path) or c.path in known_tests):
+            out.append(f"{c.path}: existing tests may not be {c.kind}; add a new test file instead")
+        if c.kind == "added" and (name := _shadowed(c.path, after, base_dirs, protected)):
+            out.append(f"{c.path}: a new module or package named {name!r} would shadow the test runner, the "
+                       "standard library or an installed package; choose another name")
+    return list(dict.fromkeys(out))
+
+
+def _shadowed(path: str, tree: set[str], base_dirs: set[str], protected: frozenset[str]) -> str | None:
+    """The protected import name a new file or directory of `path` would take in a directory that is an
+    import root (no __init__.py: the repo root, src/, a rootdir-inserted test directory)."""
+    parts = path.split("/")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        name = _MODULE_SUFFIX.sub("", part) if last else part
+        parent = "/".join(parts[:i])
+        if (parent and f"{parent}/__init__.py" in tree) or (not last and "/".join(parts[: i + 1]) in base_dirs):
+            continue  # a submodule of a package, or a directory the base already has
+        if name in protected and (i < len(parts) - 1 or name != part):
+            return name
+    return None

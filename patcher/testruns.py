@@ -1,11 +1,13 @@
-"""One test command in a box, and what its runner proved: exit code and report must agree.
+"""One test command in a box, and what its runner proved: the harness's stream, report and exit code agree.
 
-- pytest (`pytest …`, `python -m pytest …`): the host adds `--junitxml` into the box's report dir,
-  fetches the XML with ReadReportRequest and parses it here (size-capped, no DTDs or entities). The run
-  is `reported` only when the XML parses, counts at least one test, and agrees with the exit code
-  (0 ⇔ no failures or errors; 1 or 2 ⇔ at least one). Exit 5 (nothing collected) is never reported.
-- `python -m unittest …`: `-v` is added; "Ran N tests" (N ≥ 1) and OK/FAILED must agree with the exit
-  code; each "test (id) ... ok|FAIL|ERROR" line gives a test id when all N are in view.
+Every pytest and unittest run goes through the harness (sandbox/harness): per-test outcomes leave the
+test process on a signed channel as each test ends (patcher/evidence.py). The test ids and outcomes come
+from that stream; the runner's own claims must agree with it, else the run is `tampered`.
+- pytest (`pytest …`, `python -m pytest …`): the host also adds `--junitxml` into the box's report dir
+  and parses it here (size-capped, no DTDs or entities); its test and failure counts must match the
+  stream, and the exit code must match the harness's end record. Exit 5 (nothing collected) is never
+  reported.
+- `python -m unittest …`: run by the harness's unittest runner; the stream alone gives the tests.
 - `python -c …`: the exit code alone; the command itself is the one test.
 Anything else, a refusal or a timeout: outcome "error".
 """
@@ -18,18 +20,16 @@ import shlex
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from typing import Any
 
 from sandbox.protocol import DEFAULT_ALLOWLIST, REPORT_DIR, ReadReportRequest, RunTestRequest, check_command
 
+from .evidence import CLAIMING_EXITS, Stream, check, crashed, read_stream
 from .sandbox import Sandbox
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 OUTPUT_TAIL = 4000
 _DTD = re.compile(r"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
-_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
-_UNITTEST_END = re.compile(r"^(OK|FAILED)\b", re.MULTILINE)
-_UNITTEST_LINE = re.compile(r"^(\w+) \(([\w.]+)\)(?:\n.*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|"
-                            r"unexpected success)", re.MULTILINE)
 _TEST_PATH_PART = re.compile(r"test_\w*|\w*_test|tests?")
 
 
@@ -44,7 +44,10 @@ class TestRun:
     output_tail: str = ""
     duration_ms: float = 0.0
     failure_text: str = ""
-    """Failure and error messages from the report plus the output: where an exception type is looked for."""
+    """The output's tail: where an exception type is looked for when there is no stream (`python -c`)."""
+    tampered: str = ""
+    """Why stream, report and exit code disagree; empty when they agree."""
+    stream: Stream | None = None
 
     __test__ = False
 
@@ -54,8 +57,16 @@ class TestRun:
             return "error"
         return "passed" if self.exit_code == 0 and not self.failed else "failed"
 
+    def crashed(self, exception_type: str | None, site: tuple[str, str] | None) -> bool:
+        """Whether a failing test raised the exception type through the crash site, as the harness saw it.
+
+        Only `python -c` (no harness) falls back to the type's name in the output."""
+        if self.stream is not None:
+            return crashed(self.stream, self.failed, exception_type, site)
+        return self.shows(exception_type)
+
     def shows(self, exception_type: str | None) -> bool:
-        """Whether the failure names the exception type (its last dotted part); True when the type is unknown."""
+        """Whether the output names the exception type (its last dotted part); True when the type is unknown."""
         if not exception_type:
             return True
         name = exception_type.rsplit(".", 1)[-1]
@@ -108,17 +119,16 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
         argv = _with_options(argv, [f"--junitxml={report_dir}/{report}", "-o", "junit_family=xunit1",
                                     "-p", "no:cacheprovider", "--continue-on-collection-errors"])
     elif kind == "unittest" and "-v" not in argv:
-        argv = [*argv[:3], "-v", *argv[3:]]
-    result = box.call(RunTestRequest(command=shlex.join(argv)), deadline_s)
+        at = 4 if argv[3:4] == ["discover"] else 3  # `discover` must stay first to be a sub-command
+        argv = [*argv[:at], "-v", *argv[at:]]
+    result = box.call(RunTestRequest(command=shlex.join(argv), evidence=kind in ("pytest", "unittest")), deadline_s)
     output = result.output
     run = TestRun(command, result.exit_code, result.timed_out, False, output_tail=output[-OUTPUT_TAIL:],
                   failure_text=output[-64 * 1024:])
     if result.exit_code is None or result.timed_out:
         pass
-    elif kind == "pytest":
-        _read_junit(box, report, run)
-    elif kind == "unittest":
-        _read_unittest(output, run)
+    elif kind in ("pytest", "unittest"):
+        _read_stream(box, result.data, report if kind == "pytest" else None, run)
     elif kind == "python-c":
         run.reported = True
         (run.passed if result.exit_code == 0 else run.failed).add(command)
@@ -126,18 +136,24 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
     return run
 
 
-def _read_junit(box: Sandbox, report: str, run: TestRun) -> None:
-    if run.exit_code not in (0, 1, 2):
+def _read_stream(box: Sandbox, data: dict[str, Any], report: str | None, run: TestRun) -> None:
+    stream = read_stream(data)
+    counts = None
+    if report is not None and stream.end is not None and run.exit_code in CLAIMING_EXITS:
+        parsed = _read_junit(box, report)
+        counts = (parsed.total, len(parsed.failed)) if parsed else (-1, -1)
+    run.tampered = check(stream, run.exit_code, counts) or ""
+    if run.tampered or stream.end is None or not stream.total:
         return
+    run.stream, run.passed, run.failed = stream, stream.passed, stream.failed
+    run.reported = run.exit_code in CLAIMING_EXITS
+
+
+def _read_junit(box: Sandbox, report: str) -> JUnitReport | None:
     got = box.call(ReadReportRequest(name=report))
     if got.is_error or got.truncated_bytes:
-        return
-    parsed = parse_junit(got.output)
-    if parsed is None:
-        return
-    run.passed, run.failed = parsed.passed, parsed.failed
-    run.failure_text = parsed.messages + "\n" + run.failure_text
-    run.reported = parsed.total >= 1 and (run.exit_code == 0) == (not parsed.failed)
+        return None
+    return parse_junit(got.output)
 
 
 @dataclass
@@ -189,23 +205,3 @@ def node_id(classname: str, name: str, file: str | None) -> str:
         return name.replace(".", "/") + ".py" if name else "?"
     cut = max((i for i, p in enumerate(parts) if _TEST_PATH_PART.fullmatch(p)), default=0)
     return "::".join(["/".join(parts[: cut + 1]) + ".py", *parts[cut + 1 :], name])
-
-
-def _read_unittest(output: str, run: TestRun) -> None:
-    ran, end = _RAN.findall(output), _UNITTEST_END.findall(output)
-    if not ran or not end or int(ran[-1]) < 1:
-        return
-    ok = end[-1] == "OK"
-    if ok != (run.exit_code == 0):
-        return
-    lines = _UNITTEST_LINE.findall(output)
-    if len(lines) == int(ran[-1]):
-        for method, where, verdict in lines:
-            test = where if where.endswith("." + method) else f"{where}.{method}"
-            if verdict in ("FAIL", "ERROR", "unexpected success"):
-                run.failed.add(test)
-            elif verdict in ("ok", "expected failure"):
-                run.passed.add(test)
-    else:  # too much output to see every test: the command counts as one test
-        (run.passed if ok else run.failed).add(run.command)
-    run.reported = ok == (not run.failed)

@@ -41,8 +41,13 @@ TOOL_SCHEMAS = [
           {"path": _STR, "old_text": _STR, "new_text": _STR}, ["path", "old_text", "new_text"]),
     _tool("run_test", "Run an allowed test command (python -m pytest …, pytest …, python -m unittest …, "
           "python -c …) without a shell; returns the exit code and output.", {"command": _STR}, ["command"]),
+    _tool("give_up", "End the run without a fix and say why (for example: the crash cannot be fixed without "
+          "changing the tests). An honest answer, never held against you.", {"reason": _STR}, ["reason"]),
 ]
-assert tuple(t["function"]["name"] for t in TOOL_SCHEMAS) == MODEL_TOOLS
+GIVE_UP = "give_up"
+AGENT_TOOLS = (*MODEL_TOOLS, GIVE_UP)
+"""The sandbox's tools plus give_up, which the loop itself answers by ending the run."""
+assert tuple(t["function"]["name"] for t in TOOL_SCHEMAS) == AGENT_TOOLS
 SCHEMA_TOKENS = -(-len(json.dumps(TOOL_SCHEMAS)) // 4)
 """Estimated tokens the tool schemas add to every request (counted against the context budget)."""
 
@@ -86,6 +91,15 @@ def _repair(text: str, error: json.JSONDecodeError) -> Any:
                      f"{text[:200]!r}") from error
 
 
+def give_up_reason(call: ToolCall) -> str:
+    """The agent's explanation from a give_up call (whatever it sent, when it is not a proper object)."""
+    try:
+        args, _ = parse_arguments(call.arguments_raw)
+    except ValueError:
+        return (call.arguments_raw or "").strip()[:2000] or "no reason given"
+    return str(args.get("reason") or "no reason given").strip()[:2000]
+
+
 def dispatch(call: ToolCall, box: Sandbox, allowlist: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST) -> Observation:
     start = time.monotonic()
 
@@ -93,7 +107,7 @@ def dispatch(call: ToolCall, box: Sandbox, allowlist: tuple[tuple[str, ...], ...
         return Observation(call.id, call.name, args, True, text, (time.monotonic() - start) * 1000, repaired)
 
     if call.name not in MODEL_TOOLS:
-        return note(f"There is no tool named {call.name!r}. The tools are: {', '.join(MODEL_TOOLS)}.",
+        return note(f"There is no tool named {call.name!r}. The tools are: {', '.join(AGENT_TOOLS)}.",
                     call.arguments_raw)
     try:
         args, repaired = parse_arguments(call.arguments_raw)
@@ -150,6 +164,6 @@ def _as_call(item: Any) -> tuple[str, str] | None:
     item = item["function"] if isinstance(item.get("function"), dict) else item
     name = item.get("name") or item.get("tool")
     args = item.get("arguments", item.get("args", item.get("parameters", {})))
-    if not (isinstance(name, str) and name in MODEL_TOOLS):
+    if not (isinstance(name, str) and name in AGENT_TOOLS):
         return None
     return name, args if isinstance(args, str) else json.dumps(args)

@@ -79,6 +79,8 @@ class EditFileRequest:
 @dataclass(frozen=True)
 class RunTestRequest:
     command: str
+    evidence: bool = False
+    """Host only: run under the harness and return its signed per-test records in data["evidence"]."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,11 @@ class PingRequest:
     pass
 
 
+@dataclass(frozen=True)
+class ModulesRequest:
+    """Top-level import names of the distributions installed in the box (data["modules"]). Host only."""
+
+
 Request = (
     ReadFileRequest
     | SearchCodeRequest
@@ -104,6 +111,7 @@ Request = (
     | RunTestRequest
     | ReadReportRequest
     | PingRequest
+    | ModulesRequest
 )
 
 REQUEST_TYPES: dict[str, type] = {
@@ -115,6 +123,7 @@ REQUEST_TYPES: dict[str, type] = {
     "run_test": RunTestRequest,
     "read_report": ReadReportRequest,
     "ping": PingRequest,
+    "modules": ModulesRequest,
 }
 TOOL_NAMES: dict[type, str] = {v: k for k, v in REQUEST_TYPES.items()}
 MODEL_TOOLS = ("read_file", "search_code", "git_diff", "write_file", "edit_file", "run_test")

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from sandbox.evidence import HARNESS_DIR, PLUGIN, Evidence, harness_argv
 from sandbox.protocol import ToolResult, check_command
 
 SWEEP_SECONDS = 5.0
@@ -48,16 +49,17 @@ class HeadTail:
         return self.head.decode(errors="replace") + note + self.tail.decode(errors="replace")
 
 
-def drain(proc: subprocess.Popen[bytes], sink: Callable[[bytes], None], deadline_at: float) -> bool:
-    """Feed proc's stdout to `sink` until it exits; True when the deadline came first.
-
-    Stops shortly after the process exits even if an escaped child still holds the pipe open."""
+def drain(proc: subprocess.Popen[bytes], sink: Callable[[bytes], None], deadline_at: float,
+          more: dict[int, Callable[[bytes], None]] | None = None) -> bool:
+    """Feed proc's stdout to `sink` (and each fd of `more` to its sink) until it exits; True when the
+    deadline came first. Stops shortly after the process exits even if an escaped child holds a pipe open."""
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
+    sinks = {proc.stdout.fileno(): sink, **(more or {})}
     grace_until = None
     with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
+        for fd in sinks:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
         while True:
             now = time.monotonic()
             if grace_until is None and proc.poll() is not None:
@@ -68,15 +70,15 @@ def drain(proc: subprocess.Popen[bytes], sink: Callable[[bytes], None], deadline
                 return True
             if not sel.get_map():
                 return _wait(proc, deadline_at)
-            if not sel.select(min(0.05, max(deadline_at - now, 0.0))):
-                if grace_until is not None:
-                    return False
-                continue
-            chunk = os.read(fd, 65536)
-            if chunk:
-                sink(chunk)
-            else:
-                sel.unregister(fd)
+            ready = sel.select(min(0.05, max(deadline_at - now, 0.0)))
+            if not ready and grace_until is not None:
+                return False
+            for key, _ in ready:
+                chunk = os.read(key.fd, 65536)
+                if chunk:
+                    sinks[key.fd](chunk)
+                else:
+                    sel.unregister(key.fd)
 
 
 def _wait(proc: subprocess.Popen[bytes], deadline_at: float) -> bool:
@@ -191,15 +193,23 @@ def sweep(mode: str) -> bool:
         time.sleep(0.005)
 
 
-def child_env() -> dict[str, str]:
-    return {
+def child_env(repo: str, evidence: Evidence | None = None) -> dict[str, str]:
+    """Safe-path mode (the repo is not ahead of site-packages; the harness sitecustomize appends it after)."""
+    env = {
         "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp",
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTEST_ADDOPTS": "-p no:cacheprovider",
         "PYTHONUNBUFFERED": "1",
+        "PYTHONSAFEPATH": "1",
+        "PYTHONPATH": HARNESS_DIR,
+        "PATCHER_REPO_ROOT": repo,
     }
+    if evidence is not None:
+        env["PATCHER_EVIDENCE"] = evidence.env_value
+        env["PYTEST_ADDOPTS"] += f" -p {PLUGIN}"
+    return env
 
 
 def _prefer_oom_kill() -> None:
@@ -209,28 +219,45 @@ def _prefer_oom_kill() -> None:
 
 
 def run_test(command: str, allow: tuple[tuple[str, ...], ...], repo: str, report_dir: str,
-             sweep_mode: str, deadline_at: float) -> ToolResult:
-    """Run an allowlisted test command without a shell; a failing test is a result, not an error."""
+             sweep_mode: str, deadline_at: float, evidence: bool = False) -> ToolResult:
+    """Run an allowlisted test command without a shell; a failing test is a result, not an error.
+
+    With `evidence`, the harness reports each test on a signed channel (evidence.py); data["evidence"]."""
     try:
         argv = check_command(command, allow)
     except ValueError as e:
         return ToolResult.error(str(e))
     os.makedirs(report_dir, exist_ok=True)
     capture = HeadTail()
+    channel = Evidence() if evidence else None
     try:
-        proc = subprocess.Popen(argv, cwd=repo, env=child_env(), stdin=subprocess.DEVNULL,
+        return _run(harness_argv(argv) if channel else argv, repo, channel, capture, sweep_mode, deadline_at)
+    finally:
+        if channel:
+            channel.close()
+
+
+def _run(argv: list[str], repo: str, channel: Evidence | None, capture: HeadTail, sweep_mode: str,
+         deadline_at: float) -> ToolResult:
+    try:
+        proc = subprocess.Popen(argv, cwd=repo, env=child_env(repo, channel), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_prefer_oom_kill)
+                                preexec_fn=_prefer_oom_kill, pass_fds=channel.child_fds if channel else ())
     except OSError as e:
         return ToolResult.error(f"could not start {argv[0]!r}: {e}; check that it is installed in the "
                                 "environment (retrying the same command will not help)")
+    more: dict[int, Callable[[bytes], None]] = {}
+    if channel:
+        channel.started()
+        more[channel.read_fd] = channel.add
     with proc:
-        timed_out = drain(proc, capture.add, deadline_at)
+        timed_out = drain(proc, capture.add, deadline_at, more)
         kill_group(proc)
         proc.wait()
     swept = sweep(sweep_mode)
     return ToolResult(is_error=timed_out, output=_summary(proc.returncode, timed_out, swept, capture),
-                      exit_code=proc.returncode, truncated_bytes=capture.dropped, timed_out=timed_out)
+                      exit_code=proc.returncode, truncated_bytes=capture.dropped, timed_out=timed_out,
+                      data={"evidence": channel.result()} if channel else {})
 
 
 def _summary(code: int | None, timed_out: bool, swept: bool, capture: HeadTail) -> str:

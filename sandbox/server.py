@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import importlib.metadata
 import json
 import math
 import os
@@ -26,6 +27,7 @@ from sandbox.protocol import (
     TOOL_NAMES,
     EditFileRequest,
     GitDiffRequest,
+    ModulesRequest,
     PingRequest,
     ProtocolError,
     ReadFileRequest,
@@ -47,11 +49,17 @@ Handler = Callable[[tools.Context, Any, float], ToolResult]
 
 
 def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> ToolResult:
-    return runner.run_test(req.command, ctx.allow, ctx.repo, ctx.report_dir, ctx.sweep, deadline_at)
+    return runner.run_test(req.command, ctx.allow, ctx.repo, ctx.report_dir, ctx.sweep, deadline_at,
+                           evidence=req.evidence is True)
 
 
 def _ping(ctx: tools.Context, req: PingRequest, deadline_at: float) -> ToolResult:
     return ToolResult(is_error=False, output="pong")
+
+
+def _modules(ctx: tools.Context, req: ModulesRequest, deadline_at: float) -> ToolResult:
+    names = sorted(n for n in importlib.metadata.packages_distributions() if n.isidentifier())
+    return ToolResult(is_error=False, output=f"{len(names)} top-level names", data={"modules": names})
 
 
 HANDLERS: dict[type, Handler] = {
@@ -63,6 +71,7 @@ HANDLERS: dict[type, Handler] = {
     RunTestRequest: _run_test,
     ReadReportRequest: tools.read_report,
     PingRequest: _ping,
+    ModulesRequest: _modules,
 }
 
 

@@ -152,9 +152,11 @@ def test_e_a_process_that_exits_0_without_running_tests_is_not_verified(
         repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
     bail = ("write_file", {"path": "shop/__init__.py", "content": "import os\n\nos._exit(0)\n"})
     result, _ = run(repo, pytest_traceback, [reply(None, [bail]), reply("done")], sandbox_image, tmp_path)
-    assert (result.status, result.reason) == ("not_verified", "tests_failed"), result.message
-    assert result.verification["reproduction"]["after"] == "error"
-    assert "no test report" in result.message
+    # refused before any test runs: os._exit in source is a probe (the evidence check would catch it too)
+    assert (result.status, result.reason) == ("not_verified", "suspicious_diff"), result.message
+    assert "shop/__init__.py:3: os._exit(0)" in result.message
+    assert result.verification["reproduction"]["after"] == "not_run"
+    assert result.verification["suspicious_lines"] == ["shop/__init__.py:3: os._exit(0) (hooks interpreter exit)"]
 
 
 def test_f_no_change_is_no_change(repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
@@ -301,3 +303,18 @@ def test_a_rejected_diff_is_not_retried_past_the_attempts_and_never_leaks(
     assert [a["reason"] for a in result.attempts] == ["tests_failed", "tests_failed"]
     assert server.remaining == 0 and result.agent.rounds == 4
     assert "len(items) + 3" not in json.dumps(result.as_json())
+
+
+def test_giving_up_ends_the_run_honestly_with_the_reason(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    why = "the test expects page 3 to hold 6 items, which contradicts the other tests"
+    result, server = run(repo, pytest_traceback, [reply(None, [FIX, ("give_up", {"reason": why})])], sandbox_image,
+                         tmp_path)
+    assert (result.status, result.reason, result.exit_code, result.diff) == ("not_verified", "gave_up", 1, None)
+    assert why in result.message and result.agent.stop == "gave_up" and len(server.chat_requests) == 1
+    system = server.chat_requests[0]["messages"][0]["content"]
+    assert "give_up" in system and "detected" in system and "acceptable answer" in system
+    tools = [t["function"]["name"] for t in server.chat_requests[0]["tools"]]
+    assert tools[-1] == "give_up"
+    ends = [e for e in events(result) if e["type"] == "run_end"]
+    assert ends[-1]["reason"] == "gave_up"

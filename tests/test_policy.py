@@ -100,3 +100,76 @@ def test_tests_only_keeps_new_test_files_and_nothing_else(tmp_path: Path) -> Non
     only = policy.tests_only(diff)
     assert "tests/test_new_repro.py" in only and "pkg/core.py" not in only and "conftest" not in only
     assert policy.tests_only("garbage") == ""
+
+
+def tree_after(tmp_path: Path, diff: str) -> list[str]:
+    """check_tree's violations for `diff` applied by git to a copy of BASE (what the verifier does)."""
+    from patcher.intake import stage_repo
+    from patcher.verify import apply_diff
+    staged = stage_repo(str(make_repo(tmp_path / "t", BASE)))
+    try:
+        tree, changes = apply_diff(staged, diff)
+        tree.cleanup()
+        return policy.check_tree(changes, staged.files, policy.protected_names(["yaml"]))
+    finally:
+        staged.cleanup()
+
+
+def quoted_new_file(name: str, text: str, mode: str = "100644") -> str:
+    return (f'diff --git "a/{name}" "b/{name}"\nnew file mode {mode}\n--- /dev/null\n+++ "b/{name}"\n'
+            f"@@ -0,0 +1 @@\n+{text}\n")
+
+
+@pytest.mark.parametrize("name,needle", [("conftest\\056py", "conftest.py: conftest files"),
+                                         ("\\056gitignore", ".gitignore: conftest files"),
+                                         ("pkg/\\056pytest.ini", "pkg/.pytest.ini: conftest files")])
+def test_the_tree_check_reads_quoted_names_as_git_applies_them(tmp_path: Path, name: str, needle: str) -> None:
+    diff = quoted_new_file(name, "x = 1")
+    assert not check_diff(diff, BASE).ok  # the text layer refuses quoting outright
+    assert any(needle in v for v in tree_after(tmp_path, diff))
+
+
+@pytest.mark.parametrize("path", ["yaml.py", "yaml/__init__.py", "os.py", "tests/json.py", "pytest/main.py",
+                                  "src/unittest.py", "pluggy.py", "_pytest/x.py"])
+def test_new_modules_may_not_take_protected_import_names(tmp_path: Path, path: str) -> None:
+    diff = (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            "@@ -0,0 +1 @@\n+x = 1\n")
+    assert any("would shadow" in v for v in tree_after(tmp_path, diff)), path
+
+
+@pytest.mark.parametrize("path", ["pkg/json.py", "pkg/os.py", "tests/test_json.py", "helpers/yaml_tools.py"])
+def test_submodules_and_other_names_are_fine(tmp_path: Path, path: str) -> None:
+    diff = (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            "@@ -0,0 +1 @@\n+x = 1\n")
+    assert tree_after(tmp_path, diff) == []
+
+
+@pytest.mark.parametrize("name", ["pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml",
+                                  "tox.ini", "setup.cfg", "setup.py", "requirements.txt", "requirements-dev.txt",
+                                  "constraints.txt", ".gitignore", ".gitattributes", "Pipfile"])
+def test_every_pytest_config_and_packaging_file_is_configuration(name: str) -> None:
+    assert policy.is_config_path(name) and policy.is_config_path(f"sub/{name}")
+
+
+def test_a_symlink_in_octal_spelling_is_refused_by_the_text_and_the_tree(tmp_path: Path) -> None:
+    diff = ("diff --git a/link.py b/link.py\nnew file mode 0120000\n--- /dev/null\n+++ b/link.py\n"
+            "@@ -0,0 +1 @@\n+pkg/core.py\n\\ No newline at end of file\n")
+    assert not check_diff(diff, BASE).ok
+    assert any("symbolic links" in v for v in tree_after(tmp_path, diff))
+
+
+def test_a_file_the_base_suite_ran_as_a_test_is_a_test_whatever_its_name(tmp_path: Path) -> None:
+    from patcher.intake import stage_repo
+    from patcher.verify import apply_diff
+    staged = stage_repo(str(make_repo(tmp_path / "t", {**BASE, "checks/check_core.py": "def test_c():\n    pass\n"})))
+    diff = ("diff --git a/checks/check_core.py b/checks/check_core.py\n--- a/checks/check_core.py\n"
+            "+++ b/checks/check_core.py\n@@ -1,2 +1,2 @@\n def test_c():\n-    pass\n+    return\n")
+    try:
+        tree, changes = apply_diff(staged, diff)
+        tree.cleanup()
+    finally:
+        staged.cleanup()
+    names = policy.protected_names([])
+    assert policy.check_tree(changes, staged.files, names) == []  # by name alone it looks like source
+    known = policy.check_tree(changes, staged.files, names, frozenset({"checks/check_core.py"}))
+    assert any("existing tests may not be modified" in v for v in known)

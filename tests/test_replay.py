@@ -29,7 +29,8 @@ REPRO = "python -m pytest -q tests/test_pagination.py"
 
 
 def patcher(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PATCHER_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "PATCHER_")) or k == "PATCHER_SANDBOX_IMAGE"}  # this checkout's image
     return subprocess.run([PATCHER, *args], capture_output=True, text=True, timeout=600,
                           env=env | {"PATCHER_HOME": str(home)})
 

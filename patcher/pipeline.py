@@ -3,53 +3,45 @@
 from __future__ import annotations
 
 import os
-import secrets
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import docker
 from pydantic import BaseModel, ConfigDict, Field
-
-from sandbox.protocol import DEFAULT_ALLOWLIST
 
 from . import localize, offline
 from .agent import Agent, AgentResult
 from .clone import CloneLimits
 from .config import SandboxConfig
-from .envs import EnvConfig, ensure_env_image
 from .errors import BadInput, Cancelled, PatcherError
 from .feedback import attempt_record, verdict_note
-from .frames import crash_site, map_frames
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel, price
-from .provenance import base_provenance, with_result
 from .repair.suppress import diff_warnings
-from .repoconfig import Effective, effective
-from .result import AgentSummary, JobResult, empty_verification, exit_code_for, status_for
+from .result import AgentSummary, JobResult
 from .sandbox import Sandbox, diff_of
-from .sandbox.docker import DockerSandbox, docker_client, require_image
-from .sandbox.pool import BoxPool
-from .sandbox.reaper import reap
+from .steps import (
+    Held,
+    PreparedJob,
+    Progress,
+    allowlist_of,
+    finish,
+    open_trace,
+    prepare,
+    settings_for,
+    verify_job,
+)
 from .stopper import Stopper
-from .task import reproduction_command, task_text
-from .testruns import TestRun
+from .task import task_text
 from .trace import Redactor, Trace
-from .tracebacks import ParsedTraceback, parse_traceback
-from .verify import Baseline, OpenBox, Site, Verification, run_baseline, verify
+from .tracebacks import parse_traceback
+from .verify import Verification
 
-Progress = Callable[[str], None]
 AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0
 """In auto mode the offline engine gets a small budget before the agent takes over."""
-
-
-def patcher_home() -> Path:
-    return Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
 
 
 def model_in_env() -> bool:
@@ -92,7 +84,7 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     cancelled); `on_event` also gets every trace event (the server's shared event log)."""
     model = spec.model
     secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
-    trace = _open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
+    trace = open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
                attempts=spec.attempts,
@@ -111,8 +103,8 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     parsed = parse_traceback(spec.traceback)
     staged = _stage(held, spec.repo, spec.ref, spec.clone)
     stopper.check()
-    settings = _settings(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
-    job = _prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace, progress,
+    settings = settings_for(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
+    job = prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace, progress,
                    held, settings.setup, stopper)
     if isinstance(job, JobResult):
         return job
@@ -127,28 +119,28 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     suspects = tried.suspects if tried else _localize(job, staged)
     stopper.check()
     with job.open_box(staged) as box:
-        agent = Agent(llm, box, trace, spec.limits, _allowlist(settings.sandbox), stopper=stopper)
+        agent = Agent(llm, box, trace, spec.limits, allowlist_of(settings.sandbox), stopper=stopper)
         outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro, suspects))
         outcome, diff, ver, attempts = _until_verified(agent, outcome, box, job, staged, trace, progress,
                                                        spec.attempts, stopper)
     summary = _summary(outcome, tried)
     if outcome.reason == "gave_up":  # the agent's own answer: nothing it changed is verified or handed out
-        return _finish(trace, staged, "gave_up", outcome.message, files_changed=[], agent=summary,
+        return finish(trace, staged, "gave_up", outcome.message, files_changed=[], agent=summary,
                        attempts=attempts)
     if ver is None:
         reason = "no_change" if outcome.reason == "finished" else outcome.reason
-        return _finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary,
+        return finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary,
                        attempts=attempts)
     reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
     message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
-    return _finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
+    return finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
                    verification=ver.as_json(), agent=summary, attempts=attempts,
                    warnings=diff_warnings(diff, staged.path, job.parsed),
                    provenance=job.provenance(staged, spec.repo, spec.ref, settings.test_command, ver, diff))
 
 
-def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: _Job, staged: StagedRepo, trace: Trace,
-                    progress: Progress, allowed: int, stopper: Stopper
+def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: PreparedJob, staged: StagedRepo,
+                    trace: Trace, progress: Progress, allowed: int, stopper: Stopper
                     ) -> tuple[AgentResult, str, Verification | None, list[dict[str, Any]]]:
     """Verify the agent's diff; while rejected (and the agent finished on its own, within `allowed`
     verifications), tell it why and let it go on. A diff unchanged since the last verdict is not re-run."""
@@ -163,7 +155,7 @@ def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: _Job,
             return outcome, diff, ver, attempts
         progress(f"verifying the diff in fresh containers (attempt {len(attempts) + 1})")
         stopper.check()
-        ver = _verify(job, staged, diff, trace)
+        ver = verify_job(job, staged, diff, trace)
         attempts.append(attempt_record(len(attempts) + 1, ver, diff))
         trace.emit("attempt", **attempts[-1])
         if ver.status == "verified" or outcome.reason != "finished" or len(attempts) >= allowed:
@@ -177,7 +169,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
                  suite_command: str | None = None, trace_dir: Path | None = None,
                  progress: Progress = lambda _: None) -> JobResult:
     """`patcher verify`: the same baseline and verification as a job, on a diff from elsewhere."""
-    trace = _open_trace(trace_dir, "verify-")
+    trace = open_trace(trace_dir, "verify-")
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
 
     def check(held: Held) -> JobResult:
@@ -185,25 +177,21 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         if not diff.strip():
             raise BadInput("the patch is empty")
         staged = _stage(held, repo, ref)
-        settings = _settings(trace, staged, test_command, suite_command, None, sandbox or SandboxConfig())
+        settings = settings_for(trace, staged, test_command, suite_command, None, sandbox or SandboxConfig())
         if parsed is None and not settings.test_command:
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")
-        job = _prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace,
+        job = prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace,
                        progress, held, settings.setup)
         if isinstance(job, JobResult):
             return job
         progress("verifying the diff in a fresh container")
-        ver = _verify(job, staged, diff, trace)
-        return _finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
+        ver = verify_job(job, staged, diff, trace)
+        return finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
                        verification=ver.as_json(),
                        provenance=job.provenance(staged, repo, ref, settings.test_command, ver, diff))
 
     return _guarded(trace, check)
-
-
-Held = list[StagedRepo | BoxPool]
-"""What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
 
 
 def _guarded(trace: Trace, body: Callable[[Held], JobResult], stopper: Stopper | None = None) -> JobResult:
@@ -216,7 +204,7 @@ def _guarded(trace: Trace, body: Callable[[Held], JobResult], stopper: Stopper |
         staged = held[0] if held and isinstance(held[0], StagedRepo) else None
         error = Cancelled("cancelled while it ran; its containers were stopped") \
             if stopper is not None and stopper.cancelled else e
-        return _finish(trace, staged, error.reason, str(error), exit_code=error.exit_code)
+        return finish(trace, staged, error.reason, str(error), exit_code=error.exit_code)
     finally:
         if stopper is not None:
             stopper.close()
@@ -241,109 +229,13 @@ def _stage(held: Held, repo: str, ref: str | None, clone: CloneLimits | None = N
     return staged
 
 
-@dataclass
-class _Job:
-    parsed: ParsedTraceback | None
-    repro: str | None
-    exc_type: str | None
-    open_box: OpenBox
-    suite_command: str
-    base: Baseline
-    image: str
-    """The image the boxes start from (the environment image when one was built)."""
-    client: docker.DockerClient
-    site: Site | None = None
-
-    def provenance(self, staged: StagedRepo, repo: str, ref: str | None, user_test: str | None,
-                   ver: Verification, diff: str) -> dict[str, object]:
-        """What the record binds; `result_tree` only for a verified diff (one that applied)."""
-        prov = base_provenance(staged, repo, ref, self.repro, user_test, self.suite_command, self.image, self.client)
-        return with_result(prov, staged, diff) if ver.status == "verified" else prov
-
-
-def _prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
-             suite_command: str, trace: Trace, progress: Progress, held: Held, setup: str | None = None,
-             stopper: Stopper | None = None) -> _Job | JobResult:
-    """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
-    when the job ends here."""
-    if parsed is not None:
-        parsed = map_frames(parsed, staged.files)
-    repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
-    exc_type = parsed.exception.type if parsed and parsed.exception else None
-    site = crash_site(parsed) if parsed else None
-    client = docker_client()
-    reap(client)
-    require_image(client, cfg.image)
-    progress("preparing the environment image (dependencies)")
-    image = ensure_env_image(staged, setup, EnvConfig(base_image=cfg.image), client, progress)
-    stopper = stopper or Stopper()
-    stopper.check()
-    if image != cfg.image:
-        trace.emit("environment", image=image, base_image=cfg.image)
-        cfg = cfg.model_copy(update={"image": image})
-
-    pool = BoxPool(client)  # the next box starts while this one works: baseline, agent, verification
-    held.append(pool)
-    pool.warm(cfg)
-
-    def open_box(tree: StagedRepo) -> DockerSandbox:
-        stopper.check()
-        return stopper.watch(DockerSandbox(tree, cfg, client, pool))
-
-    progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
-    base = run_baseline(staged, repro, exc_type, open_box, suite_command, site)
-    stopper.check()
-    _emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
-    _emit_runs(trace, "baseline", [("base-suite", base.suite)])
-    before = base.repro.outcome if base.repro else "not_run"
-    if repro and not base.reproduced:
-        return _finish(trace, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
-                       verification=empty_verification(repro, before, suite_command))
-    if not base.suite_usable:
-        return _finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
-                       "the base code, so no fix could be checked for regressions; pass a suite that runs",
-                       verification=empty_verification(repro, before, suite_command))
-    return _Job(parsed, repro, exc_type, open_box, suite_command, base, cfg.image, client, site)
-
-
-def _verify(job: _Job, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
-    ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command, job.site)
-    ver.pass_to_pass["command"] = job.suite_command
-    _emit_runs(trace, "verify", ver.runs)
-    trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
-               reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
-    return ver
-
-
-def _emit_runs(trace: Trace, phase: str, runs: list[tuple[str, TestRun]]) -> None:
-    for name, run in runs:
-        trace.emit("verify", phase=phase, step=name, command=run.command, outcome=run.outcome,
-                   exit_code=run.exit_code, passed=len(run.passed), failed=sorted(run.failed)[:20],
-                   duration_ms=round(run.duration_ms, 1))
-
-
-def _open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None,
-                on_event: Callable[[dict[str, Any]], None] | None = None) -> Trace:
-    run_id = time.strftime(f"%Y%m%d-%H%M%S-{kind}") + secrets.token_hex(3)
-    return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]),
-                 on_event)
-
-
-def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str:
-    if base.repro is None or base.repro.outcome != "failed":
-        outcome = base.repro.outcome if base.repro else "not_run"
-        return f"`{repro}` did not fail on the base code (outcome: {outcome}); the crash does not reproduce"
-    return (f"`{repro}` failed on the base code, but not with {exc_type} raised through the crash site; "
-            "the crash does not reproduce")
-
-
-def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progress: Progress, engine: str
+def _offline(spec: JobSpec, job: PreparedJob, staged: StagedRepo, trace: Trace, progress: Progress, engine: str
              ) -> JobResult | offline.OfflineResult | None:
     """The offline engine's ending, or (auto mode, nothing verified) how its search went."""
     if job.parsed is None or job.repro is None or job.base.repro is None:
         if engine == "auto":
             return None
-        return _finish(trace, staged, "not_reproduced", "the offline engine needs a reproduction: pass --test CMD "
+        return finish(trace, staged, "not_reproduced", "the offline engine needs a reproduction: pass --test CMD "
                        "(or a pytest traceback naming the failing test)", agent=AgentSummary(engine="offline"))
     small = engine == "auto"
     limit = min(spec.offline_limit, AUTO_LIMIT) if small else spec.offline_limit
@@ -357,18 +249,18 @@ def _offline(spec: JobSpec, job: _Job, staged: StagedRepo, trace: Trace, progres
     summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried, search=found.search())
     if found.diff:
         progress("verifying the diff in fresh containers")
-        ver = _verify(job, staged, found.diff, trace)
+        ver = verify_job(job, staged, found.diff, trace)
         if ver.status == "verified" or not small:
-            return _finish(trace, staged, ver.reason, f"{found.summary()}; {ver.message}", diff=found.diff,
+            return finish(trace, staged, ver.reason, f"{found.summary()}; {ver.message}", diff=found.diff,
                            files_changed=ver.files_changed, verification=ver.as_json(), agent=summary,
                            provenance=job.provenance(staged, spec.repo, spec.ref, spec.test_command, ver,
                                                      found.diff))
     elif not small:
-        return _finish(trace, staged, "no_change", found.summary(), agent=summary)
+        return finish(trace, staged, "no_change", found.summary(), agent=summary)
     return found
 
 
-def _localize(job: _Job, staged: StagedRepo) -> list[localize.Suspect]:
+def _localize(job: PreparedJob, staged: StagedRepo) -> list[localize.Suspect]:
     """The coverage ranking for the agent's task text (the offline engine measures its own), in a box of
     its own: files the suite writes must not end up in the agent's diff."""
     if job.repro is None or job.base.repro is None:
@@ -376,19 +268,6 @@ def _localize(job: _Job, staged: StagedRepo) -> list[localize.Suspect]:
     deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
     with job.open_box(staged) as box:
         return localize.measure(box, job.suite_command, deadline, job.base.repro.failed)
-
-
-def _settings(trace: Trace, staged: StagedRepo, test: str | None, suite: str | None, setup: str | None,
-              sandbox: SandboxConfig) -> Effective:
-    """Flags over `[tool.patcher]` of the base tree over defaults; the trace says which came from where."""
-    settings = effective(staged.path, test, suite, setup, sandbox)
-    trace.emit("settings", test_command=settings.test_command, suite_command=settings.suite_command,
-               setup=settings.setup, allowlist=settings.sandbox.allowlist, sources=settings.sources)
-    return settings
-
-
-def _allowlist(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:
-    return DEFAULT_ALLOWLIST + tuple(tuple(p) for p in cfg.allowlist)
 
 
 def _summary(outcome: AgentResult, prior: offline.OfflineResult | None) -> AgentSummary:
@@ -399,13 +278,3 @@ def _summary(outcome: AgentResult, prior: offline.OfflineResult | None) -> Agent
                         search=prior.search() if prior else None)
 
 
-def _finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,
-            exit_code: int | None = None, **fields: object) -> JobResult:
-    status = status_for(reason)
-    message = trace.redact.text(message)  # errors may quote a URL with credentials, or a secret
-    result = JobResult(run_id=trace.run_id, status=status, reason=reason, message=message,
-                       base_commit=staged.source_commit if staged else None, trace=str(trace.path),
-                       exit_code=exit_code if exit_code is not None else exit_code_for(status), **fields)  # type: ignore[arg-type]
-    trace.emit("run_end", status=result.status, reason=result.reason, message=message,
-               diff_sha256=result.diff_sha256)
-    return result

@@ -1,0 +1,165 @@
+"""The steps `pipeline.run_job` strings together: a job prepared (settings, frames, reproduction, Docker,
+environment image, spare boxes, baseline), its diffs verified, and its ending written (result + run_end).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from sandbox.protocol import DEFAULT_ALLOWLIST
+
+from .config import SandboxConfig
+from .envs import EnvConfig, ensure_env_image
+from .frames import crash_site, map_frames
+from .intake import StagedRepo
+from .provenance import base_provenance, with_result
+from .repoconfig import Effective, effective
+from .result import JobResult, empty_verification, exit_code_for, status_for
+from .sandbox.docker import DockerSandbox, docker_client, require_image
+from .sandbox.pool import BoxPool
+from .sandbox.reaper import reap
+from .stopper import Stopper
+from .task import reproduction_command
+from .testruns import TestRun
+from .trace import Redactor, Trace
+from .tracebacks import ParsedTraceback
+from .verify import Baseline, OpenBox, Site, Verification, run_baseline, verify
+
+Progress = Callable[[str], None]
+
+
+def patcher_home() -> Path:
+    return Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
+
+
+Held = list[StagedRepo | BoxPool]
+"""What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
+
+
+@dataclass
+class PreparedJob:
+    parsed: ParsedTraceback | None
+    repro: str | None
+    exc_type: str | None
+    open_box: OpenBox
+    suite_command: str
+    base: Baseline
+    image: str
+    """The image the boxes start from (the environment image when one was built)."""
+    client: docker.DockerClient
+    site: Site | None = None
+
+    def provenance(self, staged: StagedRepo, repo: str, ref: str | None, user_test: str | None,
+                   ver: Verification, diff: str) -> dict[str, object]:
+        """What the record binds; `result_tree` only for a verified diff (one that applied)."""
+        prov = base_provenance(staged, repo, ref, self.repro, user_test, self.suite_command, self.image, self.client)
+        return with_result(prov, staged, diff) if ver.status == "verified" else prov
+
+
+def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
+             suite_command: str, trace: Trace, progress: Progress, held: Held, setup: str | None = None,
+             stopper: Stopper | None = None) -> PreparedJob | JobResult:
+    """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
+    when the job ends here."""
+    if parsed is not None:
+        parsed = map_frames(parsed, staged.files)
+    repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
+    exc_type = parsed.exception.type if parsed and parsed.exception else None
+    site = crash_site(parsed) if parsed else None
+    client = docker_client()
+    reap(client)
+    require_image(client, cfg.image)
+    progress("preparing the environment image (dependencies)")
+    image = ensure_env_image(staged, setup, EnvConfig(base_image=cfg.image), client, progress)
+    stopper = stopper or Stopper()
+    stopper.check()
+    if image != cfg.image:
+        trace.emit("environment", image=image, base_image=cfg.image)
+        cfg = cfg.model_copy(update={"image": image})
+
+    pool = BoxPool(client)  # the next box starts while this one works: baseline, agent, verification
+    held.append(pool)
+    pool.warm(cfg)
+
+    def open_box(tree: StagedRepo) -> DockerSandbox:
+        stopper.check()
+        return stopper.watch(DockerSandbox(tree, cfg, client, pool))
+
+    progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
+    base = run_baseline(staged, repro, exc_type, open_box, suite_command, site)
+    stopper.check()
+    emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
+    emit_runs(trace, "baseline", [("base-suite", base.suite)])
+    before = base.repro.outcome if base.repro else "not_run"
+    if repro and not base.reproduced:
+        return finish(trace, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
+                       verification=empty_verification(repro, before, suite_command))
+    if not base.suite_usable:
+        return finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
+                       "the base code, so no fix could be checked for regressions; pass a suite that runs",
+                       verification=empty_verification(repro, before, suite_command))
+    return PreparedJob(parsed, repro, exc_type, open_box, suite_command, base, cfg.image, client, site)
+
+
+def verify_job(job: PreparedJob, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
+    ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command, job.site)
+    ver.pass_to_pass["command"] = job.suite_command
+    emit_runs(trace, "verify", ver.runs)
+    trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
+               reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
+    return ver
+
+
+def emit_runs(trace: Trace, phase: str, runs: list[tuple[str, TestRun]]) -> None:
+    for name, run in runs:
+        trace.emit("verify", phase=phase, step=name, command=run.command, outcome=run.outcome,
+                   exit_code=run.exit_code, passed=len(run.passed), failed=sorted(run.failed)[:20],
+                   duration_ms=round(run.duration_ms, 1))
+
+
+def open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None,
+                on_event: Callable[[dict[str, Any]], None] | None = None) -> Trace:
+    run_id = time.strftime(f"%Y%m%d-%H%M%S-{kind}") + secrets.token_hex(3)
+    return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]),
+                 on_event)
+
+
+def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str:
+    if base.repro is None or base.repro.outcome != "failed":
+        outcome = base.repro.outcome if base.repro else "not_run"
+        return f"`{repro}` did not fail on the base code (outcome: {outcome}); the crash does not reproduce"
+    return (f"`{repro}` failed on the base code, but not with {exc_type} raised through the crash site; "
+            "the crash does not reproduce")
+
+
+def settings_for(trace: Trace, staged: StagedRepo, test: str | None, suite: str | None, setup: str | None,
+              sandbox: SandboxConfig) -> Effective:
+    """Flags over `[tool.patcher]` of the base tree over defaults; the trace says which came from where."""
+    settings = effective(staged.path, test, suite, setup, sandbox)
+    trace.emit("settings", test_command=settings.test_command, suite_command=settings.suite_command,
+               setup=settings.setup, allowlist=settings.sandbox.allowlist, sources=settings.sources)
+    return settings
+
+
+def allowlist_of(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:
+    return DEFAULT_ALLOWLIST + tuple(tuple(p) for p in cfg.allowlist)
+
+
+def finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,
+            exit_code: int | None = None, **fields: object) -> JobResult:
+    status = status_for(reason)
+    message = trace.redact.text(message)  # errors may quote a URL with credentials, or a secret
+    result = JobResult(run_id=trace.run_id, status=status, reason=reason, message=message,
+                       base_commit=staged.source_commit if staged else None, trace=str(trace.path),
+                       exit_code=exit_code if exit_code is not None else exit_code_for(status), **fields)  # type: ignore[arg-type]
+    trace.emit("run_end", status=result.status, reason=result.reason, message=message,
+               diff_sha256=result.diff_sha256)
+    return result

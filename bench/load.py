@@ -170,6 +170,9 @@ def main(jobs: int = 60) -> int:
                     if state in ("done", "failed", "cancelled"):
                         done[job_id] = time.monotonic()
                 if not killed and len(done) >= jobs // 3:
+                    dead = [n for n, w in enumerate(workers) if w.poll() is not None]
+                    if dead:
+                        raise SystemExit(f"workers {dead} exited before the kill: see {work}/w*.log")
                     workers[0].send_signal(signal.SIGKILL)  # mid-run, with jobs in flight
                     workers[0].wait()
                     workers.append(spawn("from patcher.cli import app; app(['worker'])",
@@ -191,6 +194,8 @@ def main(jobs: int = 60) -> int:
                 if why := check_stream(sse(clients[1 - node], job_id)):  # read through the other node
                     problems.append(f"{job_id}: events {why}")
             retried = sum(1 for v in views.values() if v.get("attempts", 1) > 1)
+            if killed and not retried:
+                problems.append("the SIGKILLed worker held no running job: the kill tested nothing")
         finally:
             for proc in [*apis, *workers]:
                 if proc.poll() is None:

@@ -18,7 +18,7 @@ from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String, UniqueCons
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from .store import JobRow
+from .store import JobRow, create_schema
 
 
 class _Base(DeclarativeBase):
@@ -44,7 +44,7 @@ class EventLog:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        _Base.metadata.create_all(engine)
+        create_schema(engine, _Base.metadata)
 
     def append(self, job_id: str, token: str, attempt: int, event: dict[str, Any]) -> bool:
         """Store one event of the attempt holding claim `token`; False (nothing stored) once the claim is gone."""

@@ -32,6 +32,7 @@ from sqlalchemy import (
     JSON,
     DateTime,
     ForeignKey,
+    MetaData,
     String,
     Text,
     create_engine,
@@ -40,9 +41,10 @@ from sqlalchemy import (
     inspect,
     or_,
     select,
+    text,
     update,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -186,12 +188,26 @@ def _sqlite_engine(url: str, busy_timeout_s: float) -> Engine:
     return engine
 
 
-def _add_missing_columns(engine: Engine) -> None:
+SCHEMA_LOCK = 0x7061_7463_6865_72
+"""PostgreSQL advisory lock held while the tables are made (any fixed number shared by every node)."""
+
+
+def create_schema(engine: Engine, metadata: MetaData) -> None:
+    """Make missing tables once, also when many processes start on one new database at the same moment:
+    PostgreSQL takes an advisory lock for it; SQLite's BEGIN IMMEDIATE already lets one writer in."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
+        metadata.create_all(conn)
+        if "jobs" in metadata.tables:
+            _add_missing_columns(conn)
+
+
+def _add_missing_columns(conn: Connection) -> None:
     """Databases made before a column was added get it (nullable, so old rows stay valid)."""
-    have = {c["name"] for c in inspect(engine).get_columns("jobs")}
+    have = {c["name"] for c in inspect(conn).get_columns("jobs")}
     if "submitter" not in have:
-        with engine.begin() as conn:
-            conn.exec_driver_sql("ALTER TABLE jobs ADD COLUMN submitter VARCHAR(64)")
+        conn.exec_driver_sql("ALTER TABLE jobs ADD COLUMN submitter VARCHAR(64)")
 
 
 class Store:
@@ -203,8 +219,7 @@ class Store:
         self.url = url
         self.engine = _sqlite_engine(url, cfg.busy_timeout_s) if url.startswith("sqlite") else \
             create_engine(url, pool_pre_ping=True)
-        _Base.metadata.create_all(self.engine)
-        _add_missing_columns(self.engine)
+        create_schema(self.engine, _Base.metadata)
 
     def close(self) -> None:
         self.engine.dispose()

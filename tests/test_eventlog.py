@@ -3,6 +3,8 @@ claim holds, readable from any process."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 from patcher.eventlog import EventLog
@@ -58,3 +60,11 @@ def test_concurrent_writers_of_different_jobs_keep_each_job_contiguous(store: St
         rows = log.after(job.id)
         assert [n for n, _ in rows] == list(range(1, 26))
         assert [e["seq"] for _, e in rows] == list(range(1, 26))
+
+
+def test_many_processes_starting_on_one_new_database_all_come_up(url: str) -> None:
+    code = ("import sys; from patcher.store import Store; from patcher.eventlog import EventLog; "
+            "s = Store(sys.argv[1]); EventLog(s.engine); s.close()")
+    procs = [subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE) for _ in range(6)]
+    errors = [p.communicate(timeout=120)[1].decode()[-500:] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, errors

@@ -19,6 +19,7 @@ from .feedback import attempt_record, verdict_note
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel, price
+from .repair.site import is_test_path
 from .repair.suppress import diff_warnings
 from .result import AgentSummary, JobResult
 from .sandbox import Sandbox, diff_of
@@ -262,8 +263,10 @@ def _offline(spec: JobSpec, job: PreparedJob, staged: StagedRepo, trace: Trace, 
 
 def _localize(job: PreparedJob, staged: StagedRepo) -> list[localize.Suspect]:
     """The coverage ranking for the agent's task text (the offline engine measures its own), in a box of
-    its own: files the suite writes must not end up in the agent's diff."""
-    if job.repro is None or job.base.repro is None:
+    its own: files the suite writes must not end up in the agent's diff. Only when the traceback's innermost
+    repository frame is a test (a wrong value, not a crash): otherwise the traceback already points into
+    the code, and a suite run under line tracing would cost more than the whole rest of the job."""
+    if job.repro is None or job.base.repro is None or (job.site and not is_test_path(job.site[0])):
         return []
     deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
     with job.open_box(staged) as box:

@@ -14,9 +14,13 @@ from .verify import Verification
 EXCERPT_CHARS = 3000
 
 
+def diff_digest(diff: str) -> str:
+    return hashlib.sha256(diff.encode()).hexdigest()
+
+
 def attempt_record(n: int, ver: Verification, diff: str) -> dict[str, Any]:
     return {"attempt": n, "status": ver.status, "reason": ver.reason, "message": ver.message,
-            "diff_sha256": hashlib.sha256(diff.encode()).hexdigest(), "files_changed": ver.files_changed,
+            "diff_sha256": diff_digest(diff), "files_changed": ver.files_changed,
             "duration_s": round(ver.duration_s, 3)}
 
 

@@ -15,7 +15,7 @@ from .agent import Agent, AgentResult
 from .clone import CloneLimits
 from .config import SandboxConfig
 from .errors import BadInput, Cancelled, PatcherError
-from .feedback import attempt_record, verdict_note
+from .feedback import attempt_record, diff_digest, verdict_note
 from .guards import Limits
 from .intake import StagedRepo, stage_repo
 from .llm import LLM, ModelConfig, OpenAIModel, price
@@ -152,7 +152,7 @@ def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Prepa
         diff = "" if stopper.killed(box) else diff_of(box)  # killed: a tool call outlived the wall clock
         if outcome.reason == "gave_up" or not diff.strip():
             return outcome, diff, None, attempts
-        if ver is not None and attempts[-1]["diff_sha256"] == attempt_record(0, ver, diff)["diff_sha256"]:
+        if ver is not None and attempts[-1]["diff_sha256"] == diff_digest(diff):
             return outcome, diff, ver, attempts
         progress(f"verifying the diff in fresh containers (attempt {len(attempts) + 1})")
         stopper.check()

@@ -17,6 +17,7 @@ from typing import Any
 
 import docker
 import docker.errors
+from docker.types import LogConfig, Ulimit
 
 from ..config import SandboxConfig
 from .reaper import owner_labels
@@ -63,8 +64,6 @@ def start_blank(client: docker.DockerClient, cfg: SandboxConfig) -> Blank:
 
 
 def container_args(cfg: SandboxConfig, volume: str, labels: dict[str, str]) -> dict[str, Any]:
-    from docker.types import LogConfig, Ulimit
-
     return {
         "image": cfg.image,
         "command": ["python3", "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo", "--sweep", "uid"],

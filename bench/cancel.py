@@ -22,10 +22,10 @@ from pathlib import Path
 
 import httpx
 
-from patcher.attest import generate_keypair
 from patcher.config import SANDBOX_IMAGE
+from patcher.review.attest import generate_keypair
 from patcher.testing import ScriptedModelServer, delay, reply
-from patcher.trace import read_events
+from patcher.trace.log import read_events
 
 GREET = {"greet/__init__.py": "", "greet/core.py": "def greet(name):\n    raise NotImplementedError('greet')\n",
          "tests/test_greet.py": "from greet.core import greet\n\n\ndef test_greet():\n"
@@ -57,7 +57,7 @@ def _serve(home: Path, model_url: str) -> tuple[subprocess.Popen[bytes], str]:
         "PATCHER_REPO_ROOTS": str(home),
         "PATCHER_SANDBOX_IMAGE": os.environ.get("PATCHER_SANDBOX_IMAGE", SANDBOX_IMAGE),
         "PATCHER_WORKERS": "1", "OPENAI_BASE_URL": model_url, "PATCHER_MODEL": "scripted-model"}
-    proc = subprocess.Popen([sys.executable, "-c", f"from patcher.api import serve; serve('127.0.0.1', {port})"],
+    proc = subprocess.Popen([sys.executable, "-c", f"from patcher.server.app import serve; serve('127.0.0.1', {port})"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):

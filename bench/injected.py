@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patcher.config import SandboxConfig
-from patcher.localize import ochiai, rank_of
+from patcher.intake.traceback import parse_traceback
 from patcher.pipeline import JobSpec, run_job
-from patcher.tracebacks import parse_traceback
+from patcher.repair.localize import ochiai, rank_of
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]

@@ -29,7 +29,7 @@ import httpx
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from patcher.attest import generate_keypair
+from patcher.review.attest import generate_keypair
 from patcher.testing import ScriptedModelServer, reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,7 +143,7 @@ def main(jobs: int = 60) -> int:
                        **({"PATCHER_SANDBOX_IMAGE": os.environ["PATCHER_SANDBOX_IMAGE"]}
                           if os.environ.get("PATCHER_SANDBOX_IMAGE") else {})}
         ports = [free_port(), free_port()]
-        apis = [spawn(f"from patcher.api import serve; serve('127.0.0.1', {p})",
+        apis = [spawn(f"from patcher.server.app import serve; serve('127.0.0.1', {p})",
                       env | {"PATCHER_HOME": str(work / f"api{i}"), "PATCHER_WORKERS": "0"}, work / f"api{i}.log")
                 for i, p in enumerate(ports)]
         workers = [spawn("from patcher.cli import app; app(['worker'])",

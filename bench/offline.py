@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 from patcher.config import SandboxConfig
-from patcher.intake import stage_repo
+from patcher.intake.repo import stage_repo
+from patcher.intake.traceback import parse_traceback
 from patcher.pipeline import JobSpec, run_job
 from patcher.repair import Stats, candidates
-from patcher.tracebacks import parse_traceback
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]

@@ -30,7 +30,7 @@ import docker
 import docker.errors
 
 from patcher.config import SandboxConfig
-from patcher.intake import StagedRepo, stage_repo
+from patcher.intake.repo import StagedRepo, stage_repo
 from patcher.sandbox.docker import DockerSandbox, _AttachStream, docker_client, require_image
 from patcher.sandbox.pool import BoxPool, container_args
 from sandbox.protocol import PingRequest, ReadFileRequest, SearchCodeRequest

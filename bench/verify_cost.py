@@ -79,7 +79,7 @@ def child(code_root: Path, image: str, repo: Path, diff: Path, tb: Path, runs: P
 
 def build_old_image(old: Path, tag: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(old), "PATCHER_SANDBOX_IMAGE": tag}
-    subprocess.run([sys.executable, "-c", "from patcher.image import build_image; build_image(None, log=print)"],
+    subprocess.run([sys.executable, "-c", "from patcher.env.image import build_image; build_image(None, log=print)"],
                    cwd=old, env=env, check=True, capture_output=True)
 
 

@@ -18,8 +18,8 @@ from typing import Literal
 import docker
 
 from patcher import hostdeps
+from patcher.env.image import docker_client, docker_host, image_status
 from patcher.errors import EnvironmentUnavailable
-from patcher.image import docker_client, docker_host, image_status
 
 MODEL_PROBE_TIMEOUT_S = 3.0
 

@@ -10,20 +10,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import localize, offline
-from .agent import Agent, AgentResult
-from .clone import CloneLimits
-from .config import SandboxConfig
-from .errors import BadInput, Cancelled, PatcherError
-from .feedback import attempt_record, diff_digest, verdict_note
-from .guards import Limits
-from .intake import StagedRepo, stage_repo
-from .llm import LLM, ModelConfig, OpenAIModel, price
-from .repair.site import is_test_path
-from .repair.suppress import diff_warnings
-from .result import AgentSummary, JobResult
-from .sandbox import Sandbox, diff_of
-from .steps import (
+from patcher.agent.feedback import attempt_record, diff_digest, verdict_note
+from patcher.agent.guards import Limits
+from patcher.agent.loop import Agent, AgentResult
+from patcher.agent.task import task_text
+from patcher.config import SandboxConfig
+from patcher.errors import BadInput, Cancelled, PatcherError
+from patcher.intake.clone import CloneLimits
+from patcher.intake.repo import StagedRepo, stage_repo
+from patcher.intake.traceback import parse_traceback
+from patcher.model.client import LLM, ModelConfig, OpenAIModel, price
+from patcher.repair import engine as offline
+from patcher.repair import localize
+from patcher.repair.site import is_test_path
+from patcher.repair.suppress import diff_warnings
+from patcher.result import AgentSummary, JobResult
+from patcher.sandbox import Sandbox, diff_of
+from patcher.steps import (
     Held,
     PreparedJob,
     Progress,
@@ -34,11 +37,9 @@ from .steps import (
     settings_for,
     verify_job,
 )
-from .stopper import Stopper
-from .task import task_text
-from .trace import Redactor, Trace
-from .tracebacks import parse_traceback
-from .verify import Verification
+from patcher.stopper import Stopper
+from patcher.trace.log import Redactor, Trace
+from patcher.verify.check import Verification
 
 AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0

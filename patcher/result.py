@@ -53,7 +53,7 @@ class JobResult:
     """Review hints that do not block (e.g. the diff weakens the check that raised the reported exception)."""
     trace: str | None = None
     provenance: dict[str, Any] | None = None
-    """What the result was proved on (patcher/provenance.py): repo, source commit, dirty, staged tree and
+    """What the result was proved on (patcher/review/provenance.py): repo, source commit, dirty, staged tree and
     the tree with the diff applied, reproduction command and its source, suite, image, patcher version."""
     exit_code: int = 1
 

@@ -14,24 +14,23 @@ from typing import Any
 
 import docker
 
+from patcher.agent.task import reproduction_command
+from patcher.config import SandboxConfig
+from patcher.env.build import EnvConfig, ensure_env_image
+from patcher.intake.frames import crash_site, map_frames
+from patcher.intake.repo import StagedRepo
+from patcher.intake.repoconfig import Effective, effective
+from patcher.intake.traceback import ParsedTraceback
+from patcher.result import JobResult, empty_verification, exit_code_for, status_for
+from patcher.review.provenance import base_provenance, with_result
+from patcher.sandbox.docker import DockerSandbox, docker_client, require_image
+from patcher.sandbox.pool import BoxPool
+from patcher.sandbox.reaper import reap
+from patcher.stopper import Stopper
+from patcher.trace.log import Redactor, Trace
+from patcher.verify.check import Baseline, OpenBox, Site, Verification, run_baseline, verify
+from patcher.verify.testruns import TestRun
 from sandbox.protocol import DEFAULT_ALLOWLIST
-
-from .config import SandboxConfig
-from .envs import EnvConfig, ensure_env_image
-from .frames import crash_site, map_frames
-from .intake import StagedRepo
-from .provenance import base_provenance, with_result
-from .repoconfig import Effective, effective
-from .result import JobResult, empty_verification, exit_code_for, status_for
-from .sandbox.docker import DockerSandbox, docker_client, require_image
-from .sandbox.pool import BoxPool
-from .sandbox.reaper import reap
-from .stopper import Stopper
-from .task import reproduction_command
-from .testruns import TestRun
-from .trace import Redactor, Trace
-from .tracebacks import ParsedTraceback
-from .verify import Baseline, OpenBox, Site, Verification, run_baseline, verify
 
 Progress = Callable[[str], None]
 

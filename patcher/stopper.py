@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .errors import Cancelled
+from patcher.errors import Cancelled
 
 T = TypeVar("T")
 POLL_S = 0.05

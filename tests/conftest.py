@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import docker
 import pytest
 
-from patcher import hostdeps, image
+from patcher import hostdeps
+from patcher.env import image
 from patcher.errors import EnvironmentUnavailable
 
 

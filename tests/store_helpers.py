@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from patcher.store import Store
+from patcher.server.store import Store
 
 PG_URL = os.environ.get("PATCHER_TEST_PG_URL") or "postgresql+psycopg://postgres@/postgres?host=/tmp/patcher-pg&port=54329"
 

@@ -13,16 +13,16 @@ from typing import Any
 import jinja2
 import pytest
 
-from patcher import prompts
-from patcher.agent import Agent
+from patcher.agent import prompts
+from patcher.agent.guards import Limits, call_key
+from patcher.agent.loop import Agent
 from patcher.errors import ModelUnreachable
-from patcher.guards import Limits, call_key
-from patcher.intake import StagedRepo
-from patcher.llm import ModelConfig, OpenAIModel
+from patcher.intake.repo import StagedRepo
+from patcher.model.client import ModelConfig, OpenAIModel
 from patcher.sandbox import diff_of
 from patcher.sandbox.local import LocalSandbox
 from patcher.testing import NULL_FINISH, Step, delay, http_error, reply
-from patcher.trace import Trace, read_events
+from patcher.trace.log import Trace, read_events
 from sandbox.protocol import Request, ToolResult
 from tests import test_agent
 from tests.test_agent import TASK, Run, calls_in, reads

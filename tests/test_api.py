@@ -17,11 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
-from patcher.attest import check, generate_keypair, statement_of
 from patcher.config import SANDBOX_IMAGE
 from patcher.errors import BadInput
-from patcher.gate import run_gate
-from patcher.settings import load_settings
+from patcher.review.attest import check, generate_keypair, statement_of
+from patcher.review.gate import run_gate
+from patcher.server.settings import load_settings
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import git, make_repo
 from tests.test_e2e import FILES, FIX, PRODUCTION_TB
@@ -74,7 +74,7 @@ class ApiServer:
         self.url = f"http://127.0.0.1:{port}"
         with (self.home / "server.log").open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", f"from patcher.api import serve; serve('127.0.0.1', {port})"],
+                [sys.executable, "-c", f"from patcher.server.app import serve; serve('127.0.0.1', {port})"],
                 env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -13,11 +13,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from patcher import attest
-from patcher.attest import Approval, AttestConfig, build_statement, check, pae, sign_statement
 from patcher.errors import BadInput
-from patcher.gate import run_gate
 from patcher.result import JobResult
+from patcher.review import attest
+from patcher.review.attest import Approval, AttestConfig, build_statement, check, pae, sign_statement
+from patcher.review.gate import run_gate
 from tests.helpers import git, make_repo
 
 DIFF = """\

@@ -11,7 +11,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from patcher.intake import StagedRepo, stage_repo
+from patcher.intake.repo import StagedRepo, stage_repo
 from patcher.sandbox.docker import DockerSandbox
 from patcher.sandbox.pool import BoxPool
 from patcher.sandbox.reaper import OWNER, owner_labels

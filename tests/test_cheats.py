@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.image import docker_client
-from patcher.intake import StagedRepo, stage_repo
+from patcher.env.image import docker_client
+from patcher.intake.repo import StagedRepo, stage_repo
 from patcher.sandbox.docker import DockerSandbox
-from patcher.verify import Baseline, Verification, run_baseline, verify
+from patcher.verify.check import Baseline, Verification, run_baseline, verify
 from tests import cheats as c
 from tests.helpers import make_repo
 
@@ -117,8 +117,8 @@ def test_a_quoted_conftest_hidden_by_a_gitignore_is_refused(calc: Calc) -> None:
 
 
 def test_the_tree_check_sees_what_git_made_of_a_quoted_name(calc: Calc) -> None:
-    from patcher.policy import check_tree, protected_names
-    from patcher.verify import apply_diff
+    from patcher.verify.check import apply_diff
+    from patcher.verify.policy import check_tree, protected_names
     tree, changes = apply_diff(calc.staged, c.new_file("conftest.py", c.PATCH_CALC, quoted="conftest\\056py"))
     tree.cleanup()
     assert [ch.path for ch in changes] == ["conftest.py"]

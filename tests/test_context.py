@@ -6,8 +6,8 @@ import copy
 import json
 from typing import Any
 
-from patcher.context import CUT, DROPPED, MIN_KEPT, fit
-from patcher.llm import estimate_tokens
+from patcher.agent.context import CUT, DROPPED, MIN_KEPT, fit
+from patcher.model.client import estimate_tokens
 
 PINNED = [{"role": "system", "content": "You are patcher. " * 20}, {"role": "user", "content": "Traceback " * 50}]
 

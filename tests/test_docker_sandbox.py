@@ -20,7 +20,7 @@ import pytest
 
 from patcher.config import LABEL, SandboxConfig
 from patcher.errors import EnvironmentUnavailable, SandboxError
-from patcher.intake import StagedRepo, stage_repo
+from patcher.intake.repo import StagedRepo, stage_repo
 from patcher.sandbox.docker import DockerSandbox
 from patcher.sandbox.reaper import OWNER, owner_labels, reap
 from sandbox.protocol import (
@@ -365,7 +365,7 @@ def test_host_backstop_kills_a_server_that_does_not_answer(staged: StagedRepo, s
 ORPHAN = """
 import sys, time
 from patcher.config import SandboxConfig
-from patcher.intake import stage_repo
+from patcher.intake.repo import stage_repo
 from patcher.sandbox.docker import DockerSandbox
 box = DockerSandbox(stage_repo(sys.argv[1]), SandboxConfig(**__import__("json").loads(sys.argv[2])))
 print(box.container.name, box.volume.name, flush=True)

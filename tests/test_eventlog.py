@@ -7,8 +7,8 @@ import subprocess
 import sys
 import threading
 
-from patcher.eventlog import EventLog
-from patcher.store import Store
+from patcher.server.eventlog import EventLog
+from patcher.server.store import Store
 
 pytest_plugins = ["tests.store_helpers"]
 
@@ -63,7 +63,7 @@ def test_concurrent_writers_of_different_jobs_keep_each_job_contiguous(store: St
 
 
 def test_many_processes_starting_on_one_new_database_all_come_up(url: str) -> None:
-    code = ("import sys; from patcher.store import Store; from patcher.eventlog import EventLog; "
+    code = ("import sys; from patcher.server.store import Store; from patcher.server.eventlog import EventLog; "
             "s = Store(sys.argv[1]); EventLog(s.engine); s.close()")
     procs = [subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE) for _ in range(6)]
     errors = [p.communicate(timeout=120)[1].decode()[-500:] for p in procs]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from patcher.feedback import attempt_record, verdict_note
-from patcher.pages import render
-from patcher.store import Job
-from patcher.testruns import TestRun
-from patcher.verify import Verification
+from patcher.agent.feedback import attempt_record, verdict_note
+from patcher.server.pages import render
+from patcher.server.store import Job
+from patcher.verify.check import Verification
+from patcher.verify.testruns import TestRun
 
 
 def rejected() -> Verification:

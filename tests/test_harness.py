@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.image import docker_client
-from patcher.intake import StagedRepo, stage_repo
+from patcher.env.image import docker_client
+from patcher.intake.repo import StagedRepo, stage_repo
 from patcher.pipeline import verify_patch
 from patcher.sandbox.docker import DockerSandbox
-from patcher.testruns import run_tests
-from patcher.verify import run_baseline, verify
+from patcher.verify.check import run_baseline, verify
+from patcher.verify.testruns import run_tests
 from tests import cheats as c
 from tests.helpers import make_repo
 

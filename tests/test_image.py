@@ -8,9 +8,9 @@ import pytest
 
 from patcher.config import LABEL, SANDBOX_UID
 from patcher.doctor import run_doctor
+from patcher.env.debian_base import apt_mirror
+from patcher.env.image import CONTENT_LABEL, build_image, check_sandbox_uid, image_status, source_paths
 from patcher.errors import EnvironmentUnavailable
-from patcher.image import CONTENT_LABEL, build_image, check_sandbox_uid, image_status, source_paths
-from patcher.offline_base import apt_mirror
 
 DEBIAN_SOURCES = """\
 Types: deb

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from patcher.clone import CloneLimits, clone_url
 from patcher.errors import BadInput
-from patcher.intake import stage_repo
+from patcher.intake.clone import CloneLimits, clone_url
+from patcher.intake.repo import stage_repo
 
 from .helpers import git, make_repo
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from patcher.jobs import PoolConfig, WorkerPool
-from patcher.store import Job, Store
+from patcher.server.store import Job, Store
+from patcher.server.workers import PoolConfig, WorkerPool
 
 pytest_plugins = ["tests.store_helpers"]
 
@@ -111,8 +111,8 @@ def test_cancel_running_job(store: Store, via: str) -> None:
 
 CRASHER = """
 import sys, time
-from patcher.jobs import PoolConfig, WorkerPool
-from patcher.store import Store
+from patcher.server.workers import PoolConfig, WorkerPool
+from patcher.server.store import Store
 def runner(spec, job_id):
     print("RUNNING", job_id, flush=True)
     time.sleep(3600)
@@ -203,7 +203,7 @@ def test_stop_waits_for_running_jobs(store: Store) -> None:
 
 
 def test_the_pool_does_not_import_the_pipeline() -> None:
-    code = "import sys, patcher.jobs; assert 'patcher.pipeline' not in sys.modules, 'imported at import time'"
+    code = "import sys, patcher.server.workers; assert 'patcher.pipeline' not in sys.modules, 'imported at import time'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 

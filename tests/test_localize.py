@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.localize import HARNESS, coverage_command, ochiai, rank_of
+from patcher.intake.traceback import parse_traceback
 from patcher.pipeline import JobSpec, run_job
 from patcher.repair import candidates
-from patcher.tracebacks import parse_traceback
+from patcher.repair.localize import HARNESS, coverage_command, ochiai, rank_of
 
 from .helpers import make_repo
 from .test_repair import example_repo, failing_traceback
@@ -104,8 +104,8 @@ def test_an_assertion_only_failure_is_fixed_at_the_line_coverage_points_to(sandb
 
 
 def test_the_agent_is_told_the_top_lines_with_their_scores(tmp_path: Path) -> None:
-    from patcher.localize import Suspect
-    from patcher.task import task_text
+    from patcher.agent.task import task_text
+    from patcher.repair.localize import Suspect
 
     repo = make_repo(tmp_path / "cart", CART)
     text = failing_traceback(repo)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from patcher.intake.traceback import parse_traceback
 from patcher.repair import candidates
-from patcher.tracebacks import parse_traceback
 
 from .helpers import make_repo
 from .test_repair import failing_traceback

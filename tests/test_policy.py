@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from patcher import policy
-from patcher.policy import check_diff
+from patcher.verify import policy
+from patcher.verify.policy import check_diff
 from tests.helpers import git, make_repo
 
 BASE = {"pkg/__init__.py": "", "pkg/core.py": "def f(x):\n    return x + 1\n",
@@ -104,8 +104,8 @@ def test_tests_only_keeps_new_test_files_and_nothing_else(tmp_path: Path) -> Non
 
 def tree_after(tmp_path: Path, diff: str) -> list[str]:
     """check_tree's violations for `diff` applied by git to a copy of BASE (what the verifier does)."""
-    from patcher.intake import stage_repo
-    from patcher.verify import apply_diff
+    from patcher.intake.repo import stage_repo
+    from patcher.verify.check import apply_diff
     staged = stage_repo(str(make_repo(tmp_path / "t", BASE)))
     try:
         tree, changes = apply_diff(staged, diff)
@@ -159,8 +159,8 @@ def test_a_symlink_in_octal_spelling_is_refused_by_the_text_and_the_tree(tmp_pat
 
 
 def test_a_file_the_base_suite_ran_as_a_test_is_a_test_whatever_its_name(tmp_path: Path) -> None:
-    from patcher.intake import stage_repo
-    from patcher.verify import apply_diff
+    from patcher.intake.repo import stage_repo
+    from patcher.verify.check import apply_diff
     staged = stage_repo(str(make_repo(tmp_path / "t", {**BASE, "checks/check_core.py": "def test_c():\n    pass\n"})))
     diff = ("diff --git a/checks/check_core.py b/checks/check_core.py\n--- a/checks/check_core.py\n"
             "+++ b/checks/check_core.py\n@@ -1,2 +1,2 @@\n def test_c():\n-    pass\n+    return\n")

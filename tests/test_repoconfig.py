@@ -8,8 +8,8 @@ import pytest
 
 from patcher.config import SandboxConfig
 from patcher.errors import BadInput
+from patcher.intake.repoconfig import DEFAULT_SUITE, effective, read_repo_settings
 from patcher.pipeline import JobSpec, run_job, verify_patch
-from patcher.repoconfig import DEFAULT_SUITE, effective, read_repo_settings
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import make_repo
 from tests.test_e2e import FILES, FIX, PRODUCTION_TB

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import BadInput
-from patcher.store import IdempotencyConflict, Store, StoreConfig, UnknownJob, default_url
+from patcher.server.store import IdempotencyConflict, Store, StoreConfig, UnknownJob, default_url
 
 pytest_plugins = ["tests.store_helpers"]
 
@@ -78,7 +78,7 @@ def test_claim_is_fifo_and_counts_attempts(store: Store) -> None:
 
 CLAIMER = """
 import sys, threading
-from patcher.store import Store
+from patcher.server.store import Store
 store, out, lock = Store(sys.argv[1]), [], threading.Lock()
 def claim():
     while (job := store.claim()) is not None:

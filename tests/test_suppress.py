@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from patcher.intake.traceback import parse_traceback
 from patcher.repair import Stats, candidates
 from patcher.repair.site import RepoView
 from patcher.repair.suppress import RaiseSite, raise_site, suppression
-from patcher.tracebacks import parse_traceback
 
 from .test_repair import EXAMPLES, example_repo, failing_traceback, run_tests
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from patcher.intake import stage_repo
+from patcher.intake.repo import stage_repo
 from patcher.sandbox.local import LocalSandbox
-from patcher.testruns import node_id, parse_junit, run_tests
+from patcher.verify.testruns import node_id, parse_junit, run_tests
 from tests.helpers import make_repo
 
 FILES = {

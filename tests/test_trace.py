@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from patcher.agent import Agent
-from patcher.guards import Limits
-from patcher.intake import StagedRepo, stage_repo
-from patcher.llm import ModelConfig, OpenAIModel
+from patcher.agent.guards import Limits
+from patcher.agent.loop import Agent
+from patcher.intake.repo import StagedRepo, stage_repo
+from patcher.model.client import ModelConfig, OpenAIModel
 from patcher.sandbox.local import LocalSandbox
 from patcher.testing import ScriptedModelServer, delay, reply
-from patcher.trace import REDACTED, Redactor, Trace, current_run_id, is_secret_key, read_events
-from patcher.traceview import analyze
+from patcher.trace.log import REDACTED, Redactor, Trace, current_run_id, is_secret_key, read_events
+from patcher.trace.view import analyze
 from tests.helpers import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,11 +151,11 @@ def test_run_id_is_in_the_context_and_copied_into_worker_threads(tmp_path: Path)
 CHILD = """
 import sys
 from pathlib import Path
-from patcher.agent import Agent
-from patcher.intake import stage_repo
-from patcher.llm import ModelConfig, OpenAIModel
+from patcher.agent.loop import Agent
+from patcher.intake.repo import stage_repo
+from patcher.model.client import ModelConfig, OpenAIModel
 from patcher.sandbox.local import LocalSandbox
-from patcher.trace import Trace
+from patcher.trace.log import Trace
 
 base_url, repo, trace_path = sys.argv[1:4]
 model = OpenAIModel(ModelConfig(model="scripted-model", base_url=base_url, api_key="unused", timeout_s=120,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import BadInput
-from patcher.frames import innermost_repo_frames, map_frames, map_path
-from patcher.tracebacks import (
+from patcher.intake.frames import innermost_repo_frames, map_frames, map_path
+from patcher.intake.traceback import (
     NO_TRACEBACK,
     parse_traceback,
 )

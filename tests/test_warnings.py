@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from patcher.intake.traceback import parse_traceback
 from patcher.repair.suppress import diff_warnings
 from patcher.testing import ScriptedModelServer, reply
-from patcher.tracebacks import parse_traceback
 from tests.helpers import make_repo
 from tests.test_api import ApiServer
 from tests.test_repair import EXAMPLES, example_repo, failing_traceback

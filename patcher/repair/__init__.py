@@ -4,7 +4,7 @@
 frame the failing line, then its neighbours (±1, ±2, inside the same function); on each line every
 template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
 the bodies of the repo functions called on its failing line come next, then the top lines of a coverage
-ranking (`suspects`, patcher/localize.py) when there is one. With a ranking, candidates are then sorted
+ranking (`suspects`, patcher/repair/localize.py) when there is one. With a ranking, candidates are then sorted
 by the line's score × the template's prior (its place in `TEMPLATES`). Each candidate is a git-style
 diff against the file as it is in `repo`; one whose result does not compile, that repeats an earlier
 result, that would edit a test file, or that silences the reported exception (deletes or weakens the
@@ -24,16 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from patcher.frames import map_frames
-from patcher.tracebacks import ExceptionInfo, Frame, ParsedTraceback
-
-from .edits import git_diff
-from .guards import empty_guard, missing_return, none_guard
-from .names import wrong_name
-from .patterns import constant, other_name, relational, swap_operands, widen_except
-from .site import Fix, RepoView, Site, innermost, is_test_path
-from .suppress import RaiseSite, raise_site, suppression
-from .templates import comparison, dict_get, off_by_one, operator_swap, swap_args
+from patcher.intake.frames import map_frames
+from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback
+from patcher.repair.edits import git_diff
+from patcher.repair.names import wrong_name
+from patcher.repair.noneguards import empty_guard, missing_return, none_guard
+from patcher.repair.patterns import constant, other_name, relational, swap_operands, widen_except
+from patcher.repair.site import Fix, RepoView, Site, innermost, is_test_path
+from patcher.repair.suppress import RaiseSite, raise_site, suppression
+from patcher.repair.templates import comparison, dict_get, off_by_one, operator_swap, swap_args
 
 __all__ = ["TEMPLATES", "Candidate", "Stats", "candidates", "is_test_path"]
 
@@ -100,7 +99,7 @@ class Stats:
 
 
 class Scored(Protocol):
-    """A ranked line (patcher.localize.Suspect): repo path, line number, localization score."""
+    """A ranked line (patcher.repair.localize.Suspect): repo path, line number, localization score."""
 
     path: str
     line: int

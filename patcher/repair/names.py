@@ -14,8 +14,8 @@ import builtins
 import re
 from collections.abc import Iterable, Iterator
 
-from .edits import Edit, Source
-from .site import Fix, Func, Site
+from patcher.repair.edits import Edit, Source
+from patcher.repair.site import Fix, Func, Site
 
 _NAME = re.compile(r"name '(?P<name>\w+)' is not defined")
 _ATTR = re.compile(

@@ -12,9 +12,9 @@ import ast
 import builtins
 from collections.abc import Iterator
 
-from .edits import Edit
-from .names import _local
-from .site import Fix, Site
+from patcher.repair.edits import Edit
+from patcher.repair.names import _local
+from patcher.repair.site import Fix, Site
 
 _REL = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 _NON_COMMUTATIVE = ast.Sub | ast.Div | ast.FloorDiv | ast.Mod | ast.Pow | ast.LShift | ast.RShift

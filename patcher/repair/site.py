@@ -16,9 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from types import UnionType
 
-from patcher.tracebacks import ExceptionInfo
-
-from .edits import Edit, Source
+from patcher.intake.traceback import ExceptionInfo
+from patcher.repair.edits import Edit, Source
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 50_000

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .edits import Edit
-from .site import Fix, Site
+from patcher.repair.edits import Edit
+from patcher.repair.site import Fix, Site
 
 _COMPARE = {
     ast.Lt: ("<", "<="), ast.LtE: ("<=", "<"), ast.Gt: (">", ">="), ast.GtE: (">=", ">"),

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from patcher.config import SandboxConfig
+from patcher.errors import SandboxError
 from sandbox.protocol import GitDiffRequest, Request, RunTestRequest, ToolResult
-
-from ..config import SandboxConfig
-from ..errors import SandboxError
 
 
 class Sandbox(Protocol):

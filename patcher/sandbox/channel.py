@@ -7,6 +7,7 @@ import secrets
 import time
 from collections.abc import Callable
 
+from patcher.errors import SandboxError
 from sandbox.protocol import (
     DEFAULT_ALLOWLIST,
     PingRequest,
@@ -16,8 +17,6 @@ from sandbox.protocol import (
     decode_result,
     encode_request,
 )
-
-from ..errors import SandboxError
 
 MAX_LINE = 16 * 1024 * 1024
 """Largest result line accepted; the server caps far below this, so more means something is wrong."""

@@ -10,15 +10,14 @@ from typing import Any
 import docker
 import docker.errors
 
+from patcher.config import SandboxConfig
+from patcher.env.image import docker_client
+from patcher.errors import EnvironmentUnavailable, SandboxError
+from patcher.intake.repo import StagedRepo
+from patcher.sandbox import deadline_for
+from patcher.sandbox.channel import Channel
+from patcher.sandbox.pool import WORKSPACE, BoxPool, start_blank
 from sandbox.protocol import Request, ToolResult
-
-from ..config import SandboxConfig
-from ..errors import EnvironmentUnavailable, SandboxError
-from ..image import docker_client
-from ..intake import StagedRepo
-from . import deadline_for
-from .channel import Channel
-from .pool import WORKSPACE, BoxPool, start_blank
 
 
 def require_image(client: docker.DockerClient, image: str) -> None:

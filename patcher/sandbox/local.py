@@ -10,12 +10,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from patcher.config import SandboxConfig
+from patcher.intake.repo import StagedRepo
+from patcher.sandbox import deadline_for
+from patcher.sandbox.channel import Channel
 from sandbox.protocol import Request, ToolResult
-
-from ..config import SandboxConfig
-from ..intake import StagedRepo
-from . import deadline_for
-from .channel import Channel
 
 
 class LocalSandbox:

@@ -19,8 +19,8 @@ import docker
 import docker.errors
 from docker.types import LogConfig, Ulimit
 
-from ..config import SandboxConfig
-from .reaper import owner_labels
+from patcher.config import SandboxConfig
+from patcher.sandbox.reaper import owner_labels
 
 WORKSPACE = "/workspace"
 

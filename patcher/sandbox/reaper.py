@@ -9,7 +9,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from ..config import LABEL
+from patcher.config import LABEL
 
 OWNER = "io.patcher.owner"
 

@@ -1,0 +1,203 @@
+"""Environment images: a repo's dependencies installed once, in a setup step, and reused by later jobs.
+
+    detect(repo) -> EnvPlan      envplan.py: what to install, its key, the setup script
+    pip_settings(config)         pipconf.py: the host's pip settings and CA bundle for the container
+    ensure_env_image(...)        here: a cached image, or a setup container run and committed
+    list / prune                 envcache.py: last use in PATCHER_HOME/envs.json, LRU eviction
+
+The setup step is the only one that reaches out, and only to the package index: its container has no
+network (otherwise hardened: the sandbox uid, no capabilities, no-new-privileges, memory, pids and CPU
+limits, a deadline) and a Unix socket to the host's allowlisting proxy (egress.py), which lets through
+the configured index hosts only. It gets the repo at /workspace/repo (or only its dependency files, see
+envplan.py) plus the host's CA bundle and pip settings (index credentials stay on the host), installs
+into a venv at /opt/patcher-env (with system site packages, so the image's pytest stays) and is committed
+as `patcher-env:<hash12>`; the hash covers the dependency files, the setup command, the base image id and
+RECIPE. The repo copy and the settings are deleted before the commit. Jobs copy their repo to the same
+path, so an editable install (or the .pth written for a bare `src/` layout) sees the agent's edits.
+Build code only ever runs in that container, never on the host.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any
+
+import docker
+import docker.errors
+import requests
+from docker.types import LogConfig, Ulimit
+
+from patcher.config import LABEL, SANDBOX_UID
+from patcher.env.cache import (
+    BASE_SIZE_LABEL,
+    ENV_LABEL,
+    INPUTS_LABEL,
+    env_home,
+    list_env_images,
+    locked,
+    prune,
+    table,
+    update_index,
+)
+from patcher.env.config import EnvConfig
+from patcher.env.egress import FORWARDER, PORT_IN_BOX, SOCKET_DIR_IN_BOX, EgressProxy, allowlist
+from patcher.env.pip import pip_settings
+from patcher.env.plan import SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
+from patcher.errors import EnvironmentUnavailable, SetupFailed
+from patcher.intake.repo import StagedRepo
+from patcher.sandbox.reaper import OWNER, owner_labels
+from patcher.trace.log import Redactor
+
+__all__ = ["SETUP_DIR", "EnvConfig", "detect", "ensure_env_image", "env_key", "list_env_images", "prune",
+           "setup_script", "table"]
+
+Log = Callable[[str], None]
+
+PROXY_ENV = {f"{k}_proxy": f"http://127.0.0.1:{PORT_IN_BOX}" for k in ("http", "https", "HTTP", "HTTPS")}
+PATH = f"{VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+
+
+def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvConfig,
+                     client: docker.DockerClient, log: Log) -> str:
+    """The image tag jobs on this repo start from: the sandbox image, a cached environment image, or a new one."""
+    plan = detect(staged.path, setup_command, config.extras)
+    if plan is None:
+        return config.base_image
+    base = _image(client, config.base_image)
+    if base is None:
+        raise EnvironmentUnavailable(f"sandbox image {config.base_image} is missing: run `patcher image build`")
+    key = env_key(plan, base.id, staged.base_commit)  # the staging commit is a function of the content alone
+    tag = f"{config.repository}:{key[:12]}"
+    with locked(env_home(config) / f"env-{key[:12]}.lock"):
+        cached = _image(client, tag) is not None
+        if not cached:
+            log(f"installing dependencies ({', '.join(plan.files) or 'setup command'}) into {tag}")
+            started = time.monotonic()
+            _build(client, staged, plan, base, tag, key, config)
+            log(f"built {tag} in {time.monotonic() - started:.1f} s")
+        update_index(config, touch=tag)
+    if not cached:
+        prune(client, config, keep=tag)
+    return tag
+
+
+def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,
+           config: EnvConfig) -> None:
+    pip_conf, ca, indexes = pip_settings(config)
+    hosts = allowlist([*indexes, *config.egress_urls])
+    with EgressProxy(hosts) as proxy:
+        _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca), proxy, Redactor(indexes))
+
+
+def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,
+               config: EnvConfig, pip: tuple[str, bytes], proxy: EgressProxy, redact: Redactor) -> None:
+    container = None
+    try:
+        container = client.containers.create(
+            image=base.id, command=["sh", f"{SETUP_DIR}/setup.sh"], user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+            network_mode="none", volumes={str(proxy.socket_dir): {"bind": SOCKET_DIR_IN_BOX, "mode": "ro"}},
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True,
+            pids_limit=config.pids, mem_limit=f"{config.memory_mb}m", memswap_limit=f"{config.memory_mb}m",
+            nano_cpus=int(config.cpus * 1e9), tmpfs={"/tmp": f"size={config.tmp_mb}m,nosuid,nodev"},
+            ulimits=[Ulimit(name="nofile", soft=4096, hard=4096), Ulimit(name="core", soft=0, hard=0)],
+            log_config=LogConfig(type="json-file", config={"max-size": "2m", "max-file": "1"}),
+            labels=owner_labels(), working_dir="/workspace", use_config_proxy=False,
+            environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV, **PROXY_ENV})
+        container.put_archive("/", _setup_tar(staged, plan, pip))
+        container.start()
+        try:
+            code = container.wait(timeout=config.setup_timeout_s)["StatusCode"]
+        except requests.exceptions.RequestException as e:
+            container.kill()
+            raise SetupFailed(f"dependency setup did not finish within {config.setup_timeout_s:.0f} s; last "
+                              f"lines of its output:\n{_tail(container, redact)}") from e
+        if code != 0:
+            refused = f"\n  (the proxy refused: {', '.join(proxy.refused[:5])})" if proxy.refused else ""
+            raise SetupFailed(f"dependency setup failed (exit code {code}); last lines of the installer's "
+                              f"output:\n{_tail(container, redact)}{redact.text(refused)}")
+        inputs = {"files": sorted(plan.files), "setup": plan.setup_command, "extras": plan.extras,
+                  "base": config.base_image, "base_id": base.id.removeprefix("sha256:")[:12],
+                  "repo": staged.base_commit[:12] if plan.reads_repo else None}
+        labels = {LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
+                  BASE_SIZE_LABEL: str(base.attrs["Size"])}
+        repo, _, version = tag.rpartition(":")
+        container.commit(repository=repo, tag=version, conf={"Labels": labels, "Cmd": ["python3"]})
+    except _DOCKER_ERRORS as e:
+        raise EnvironmentUnavailable(f"the Docker daemon failed during dependency setup: {e}") from e
+    finally:
+        if container is not None:
+            with suppress(*_DOCKER_ERRORS):
+                container.remove(force=True)
+
+
+def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> bytes:
+    """The repo at workspace/repo (only its dependency files when the plan reads nothing else: the key covers
+    no more) and the setup files, all owned by the sandbox uid (so it can delete them)."""
+    skip = {f"workspace/repo/{rel}" for rel in staged.outside_links}
+
+    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if info.name in skip or not (info.isfile() or info.isdir() or info.issym()):
+            return None
+        info.uid = info.gid = SANDBOX_UID
+        info.uname = info.gname = ""
+        info.mode |= 0o700 if info.isdir() else 0o600
+        return info
+
+    pip_conf, ca = pip
+    extra = {"setup.sh": setup_script(plan).encode(), "pip.conf": pip_conf.encode(), "ca.pem": ca,
+             "forward.py": FORWARDER.encode()}
+    if plan.groups:
+        extra["groups.txt"] = "".join(f"{r}\n" for r in plan.groups).encode()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        if plan.reads_repo:
+            tar.add(str(staged.path), arcname="workspace/repo", filter=owned)
+        else:
+            for name, data in {"workspace/repo": None, **{f"workspace/repo/{n}": plan.files[n] for n in plan.files}
+                               }.items():
+                _add(tar, name, data)
+        for name in (VENV.lstrip("/"), SETUP_DIR.lstrip("/")):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o755, SANDBOX_UID, SANDBOX_UID
+            tar.addfile(info)
+        for name, data in extra.items():
+            info = tarfile.TarInfo(f"{SETUP_DIR.lstrip('/')}/{name}")
+            info.size, info.mode, info.uid, info.gid = len(data), 0o600, SANDBOX_UID, SANDBOX_UID
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes | None) -> None:
+    """A directory (data None, parents first) or a file, owned by the sandbox uid."""
+    parent = name.rpartition("/")[0]
+    if data is not None and parent not in tar.getnames():
+        _add(tar, parent, None)
+    info = tarfile.TarInfo(name)
+    info.uid = info.gid = SANDBOX_UID
+    if data is None:
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(info)
+    else:
+        info.size, info.mode = len(data), 0o644
+        tar.addfile(info, io.BytesIO(data))
+
+
+def _tail(container: Any, redact: Redactor, lines: int = 20) -> str:
+    """The installer's last lines, redacted (index credentials, URL userinfo, secret-looking variables)."""
+    with suppress(*_DOCKER_ERRORS):
+        text = redact.text(container.logs(stdout=True, stderr=True, tail=lines).decode(errors="replace"))
+        return "\n".join(f"  {line[:200]}" for line in text.rstrip().splitlines())
+    return "  (no output could be read)"
+
+
+def _image(client: docker.DockerClient, ref: str) -> Any:
+    try:
+        return client.images.get(ref)
+    except docker.errors.ImageNotFound:
+        return None

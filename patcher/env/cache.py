@@ -1,0 +1,114 @@
+"""Environment images on the daemon: listed, their last use kept, the least recently used evicted.
+
+Last use is kept in PATCHER_HOME/envs.json; `prune` evicts the least recently used beyond a size cap,
+counting each image's own layer (its size minus the base's, recorded in a label when it was built).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from patcher.env.config import EnvConfig
+
+ENV_LABEL = "io.patcher.env"
+INPUTS_LABEL = "io.patcher.env.inputs"
+BASE_SIZE_LABEL = "io.patcher.env.base-size"
+
+
+@dataclass
+class EnvImage:
+    tag: str
+    size: int
+    created: str
+    last_used: float | None
+    inputs: dict[str, Any]
+
+
+def list_env_images(client: docker.DockerClient, config: EnvConfig) -> list[EnvImage]:
+    """Environment images of `config.repository`, least recently used first."""
+    used = _read_index(config)
+    found = []
+    for image in client.images.list(filters={"label": ENV_LABEL}):
+        for tag in image.tags:
+            if tag.split(":", 1)[0] != config.repository:
+                continue
+            labels = image.labels or {}
+            own = image.attrs["Size"] - int(labels.get(BASE_SIZE_LABEL, "0") or 0)
+            found.append(EnvImage(tag, own, image.attrs["Created"], used.get(tag),
+                                  json.loads(labels.get(INPUTS_LABEL, "{}"))))
+    return sorted(found, key=lambda e: (e.last_used or 0.0, e.created))
+
+
+def table(images: list[EnvImage]) -> str:
+    """`patcher image ls`: one line per image, least recently used first."""
+    rows = [("TAG", "SIZE", "CREATED", "LAST USED", "INPUTS")]
+    for e in images:
+        used = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.last_used)) if e.last_used else "-"
+        inputs = " ".join([*e.inputs.get("files", []), *([f"setup={e.inputs['setup']!r}"] if e.inputs.get("setup")
+                                                          else []), f"base={e.inputs.get('base_id', '?')}"])
+        rows.append((e.tag, f"{e.size / 1e6:.1f} MB", e.created[:19].replace("T", " "), used, inputs))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "".join("  ".join([*(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)), r[4]]) + "\n" for r in rows)
+
+
+def prune(client: docker.DockerClient, config: EnvConfig, max_gb: float | None = None,
+          remove_all: bool = False, keep: str | None = None) -> list[str]:
+    """Remove environment images, least recently used first, until their sizes sum to at most the cap."""
+    cap = (config.max_gb if max_gb is None else max_gb) * 1e9
+    images = list_env_images(client, config)
+    total = sum(e.size for e in images)
+    removed = []
+    for env in images:
+        if env.tag == keep or not (remove_all or total > cap):
+            continue
+        try:
+            client.images.remove(env.tag, noprune=False)
+        except docker.errors.APIError:
+            continue  # a container still uses it
+        total -= env.size
+        removed.append(env.tag)
+    if removed:
+        update_index(config, forget=removed)
+    return removed
+
+
+def env_home(config: EnvConfig) -> Path:
+    home = config.home or Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def update_index(config: EnvConfig, touch: str | None = None, forget: Sequence[str] = ()) -> None:
+    """Record a use of `touch` and drop `forget`, under a lock, replacing the file atomically."""
+    with locked(env_home(config) / "envs.lock"):
+        used = {t: u for t, u in _read_index(config).items() if t not in forget}
+        path = env_home(config) / "envs.json"
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(used | ({touch: time.time()} if touch else {}), indent=1, sort_keys=True))
+        os.replace(tmp, path)
+
+
+def _read_index(config: EnvConfig) -> dict[str, float]:
+    try:
+        data = json.loads((env_home(config) / "envs.json").read_text())
+        return {str(k): float(v) for k, v in data.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}

@@ -1,0 +1,204 @@
+"""Repo intake: a local work tree or a git URL + ref becomes a staging copy with a base commit of its own.
+
+The staging copy holds the user's current files (committed or not, untracked-but-not-ignored included;
+symlinks kept as links, never followed; device nodes, fifos and submodules dropped) and a fresh `.git`
+made here, so the user's `.git/config` and hooks never travel and never run. Host git never runs with
+the user's `.git` as its git directory: a local repository is read through a private git dir over its
+objects (`gitview.py`), so nothing its config or attributes name (filters, fsmonitor, hooks, …) can run.
+A clone of a URL is bounded in time and size.
+
+A symlink whose target is absolute or climbs out of the repo (resolved lexically from where it sits) stays
+in the staging copy and the base commit, but never enters the container: Docker's put_archive refuses a
+relative link that climbs above the extraction directory, failing the whole start. The tar carries a
+dangling stand-in instead, pointing just outside the repo, which the tools refuse like any link that
+leaves it; the staging index marks the path skip-worktree so `git_diff` does not report the swap.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import re
+import shutil
+import stat
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+import git
+
+from patcher.errors import BadInput
+from patcher.intake.clone import CloneLimits, clone_url
+from patcher.intake.gitview import SAFE_GIT, find_toplevel, host_env, make_view
+
+MAX_REPO_BYTES = 512 * 1024 * 1024
+STAND_IN = ".symlink-leaving-the-repo-withheld-by-patcher"
+"""Where a withheld link points in the container, relative to the directory holding the repo."""
+
+
+@dataclass
+class StagedRepo:
+    path: Path
+    base_commit: str
+    source_commit: str | None
+    dirty: bool
+    files: list[str]
+    outside_links: list[str] = field(default_factory=list)
+    """Symlinks in `files` that leave the repo: in the container they point at STAND_IN instead."""
+    _tars: dict[int, bytes] = field(default_factory=dict, repr=False)
+
+    def tar(self, uid: int) -> bytes:
+        """The repo as a tar stream for `/workspace`: files owned by uid, `.git` root-owned and read-only."""
+        if uid not in self._tars:
+            self._tars[uid] = _make_tar(self.path, uid)
+        return self._tars[uid]
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+Env = dict[str, str]
+
+
+def _git(cwd: Path, *args: str, env: Env | None = None, timeout: float = 600) -> str:
+    """Host git with patcher's own settings; `env` points it at a private git dir (GIT_DIR, GIT_WORK_TREE)."""
+    out = subprocess.run(["git", *SAFE_GIT, *args], cwd=cwd, env=host_env(**(env or {})), capture_output=True,
+                         text=True, errors="surrogateescape", timeout=timeout, stdin=subprocess.DEVNULL)
+    if out.returncode != 0:  # the error GitPython raises, which callers (verify.apply_diff) catch
+        raise git.GitCommandError(["git", *args], out.returncode, out.stderr, out.stdout)
+    return out.stdout.removesuffix("\n")
+
+
+def stage_repo(source: str, ref: str | None = None, clone: CloneLimits | None = None) -> StagedRepo:
+    """Copy `source` (a path or a git URL) at `ref` (default: the work tree as it is) into staging."""
+    root = Path(tempfile.mkdtemp(prefix="patcher-stage-"))
+    try:
+        local = _local_path(source)
+        if local is None:
+            return _stage_tree(clone_url(source, ref, root / "clone", clone or CloneLimits()), root / "repo")
+        top = find_toplevel(local)
+        if ref is not None:
+            return _stage_tree(_checkout_local(top, ref, root / "clone"), root / "repo")
+        view = make_view(top, root / "view")
+        return _stage_tree(top, root / "repo", {"GIT_DIR": str(view), "GIT_WORK_TREE": str(top)})
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
+def _local_path(source: str) -> Path | None:
+    """The directory a source names (a path, or a file:// URL, read like a path), None for a remote URL."""
+    if source.startswith("file://"):
+        return Path(unquote(source.removeprefix("file://")))
+    if Path(source).exists():
+        return Path(source)
+    if "://" in source or re.fullmatch(r"[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+", source):
+        return None
+    raise BadInput(f"{source} is neither an existing path nor a git URL")
+
+
+def _checkout_local(top: Path, ref: str, dest: Path) -> Path:
+    """`ref` of a local repository checked out into a repository of ours that borrows its objects."""
+    dest.mkdir()
+    make_view(top, dest / ".git", index=False)
+    try:
+        _git(dest, "checkout", "--quiet", "--detach", ref, "--")
+    except git.GitCommandError as e:
+        raise BadInput(f"cannot check out {ref} of {top}: {_last_line(str(e.stderr))}") from e
+    return dest
+
+
+def _last_line(text: str) -> str:
+    return (text.strip().splitlines()[-1:] or [""])[0].strip()
+
+
+def _listed_files(tree: Path, env: Env | None) -> list[str]:
+    out = _git(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard", env=env)
+    return sorted({p for p in out.split("\0") if p})
+
+
+def _stage_tree(tree: Path, dest: Path, env: Env | None = None) -> StagedRepo:
+    files, total = [], 0
+    for rel in _listed_files(tree, env):
+        src = tree / rel
+        try:
+            st = src.lstat()
+        except FileNotFoundError:
+            continue  # tracked but deleted in the work tree: the base does not have it
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            continue  # submodules, fifos, sockets, device nodes
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(src), target)
+        else:
+            total += st.st_size
+            if total > MAX_REPO_BYTES:
+                raise BadInput(f"repository is larger than {MAX_REPO_BYTES // 2**20} MiB of files")
+            shutil.copyfile(src, target, follow_symlinks=False)
+            os.chmod(target, 0o755 if st.st_mode & 0o111 else 0o644)
+        files.append(rel)
+    dest.mkdir(parents=True, exist_ok=True)
+    source_commit, dirty = _source_state(tree, env)
+    _git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
+    _git(dest, "add", "--all", "--force")
+    _git(dest, "commit", "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
+    # One pack instead of a loose object per file: half the tar entries, and put_archive pays per entry.
+    _git(dest, "-c", "pack.window=0", "-c", "core.fsync=none", "repack", "-a", "-d", "-q")
+    outside = [rel for rel in files if (dest / rel).is_symlink() and leaves_repo(rel, os.readlink(dest / rel))]
+    for i in range(0, len(outside), 500):
+        _git(dest, "update-index", "--skip-worktree", "--", *outside[i : i + 500])
+    return StagedRepo(dest, _git(dest, "rev-parse", "HEAD"), source_commit, dirty, files, outside)
+
+
+def leaves_repo(rel: str, target: str) -> bool:
+    """Whether a symlink at `rel` (relative to the repo root) pointing at `target` leaves the repo,
+    resolved lexically as Docker's breakout check does: absolute targets always count as leaving."""
+    if posixpath.isabs(target):
+        return True
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+    return resolved == ".." or resolved.startswith("../")
+
+
+def _source_state(tree: Path, env: Env | None) -> tuple[str | None, bool]:
+    try:
+        head = _git(tree, "rev-parse", "--verify", "--quiet", "HEAD", env=env)
+    except git.GitCommandError:
+        return None, True
+    # Submodules are not staged, so their state is not the base's; status would also enter their .git.
+    dirty = bool(_git(tree, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all",
+                      env=env))
+    return head, dirty
+
+
+def _make_tar(repo: Path, uid: int) -> bytes:
+    def owner(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if not (info.isfile() or info.isdir() or info.issym()):
+            return None
+        name = info.name
+        in_git = name == "repo/.git" or name.startswith("repo/.git/")
+        info.uname = info.gname = ""
+        info.mtime = int(info.mtime)  # a fractional mtime costs a PAX header per entry
+        if name == "repo":
+            info.uid = info.gid = 0
+            info.mode = 0o1777  # sticky: the sandbox user cannot rename or replace the root-owned .git
+        elif in_git:
+            info.uid = info.gid = 0
+            info.mode = 0o555 if info.isdir() else 0o444
+        else:
+            info.uid = info.gid = uid
+            info.mode = (info.mode & 0o755) | 0o600 if not info.issym() else info.mode
+            if info.issym() and leaves_repo(name[len("repo/"):], info.linkname):
+                info.linkname = "../" * name.count("/") + STAND_IN
+            if info.isdir():
+                info.mode |= 0o700
+        return info
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.add(str(repo), arcname="repo", recursive=True, filter=owner)
+    return buf.getvalue()

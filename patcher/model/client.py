@@ -1,0 +1,266 @@
+"""The model seam: the `LLM` Protocol, an OpenAI-compatible client, and how a reply is classified.
+
+`complete()` asks once (retrying transient failures) and classifies the answer. It never runs tools and
+never decides what a stop means for the job; the loop does. Failures end the job:
+
+    4xx other than 429                      -> ModelError at once (status + the server's message)
+    429, 5xx or timeouts, retries exhausted -> ModelError
+    cannot connect, retries exhausted       -> ModelUnreachable (exit 3), naming the base URL
+"""
+
+from __future__ import annotations
+
+import email.utils
+import itertools
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar
+
+import openai
+import tenacity
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
+
+from patcher.errors import ModelError, ModelUnreachable
+from patcher.model.config import ModelConfig as ModelConfig
+
+T = TypeVar("T")
+Stop = Literal["finished", "wants_tool", "cut_off", "blocked", "unknown"]
+
+_DATE_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments_raw: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    content: str | None
+    tool_calls: list[ToolCall]
+    stop_raw: str | None
+    stop: Stop
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    duration_ms: float
+    model: str
+    message: dict[str, Any]
+    tokens_estimated: bool = False
+    attempts: int = 1
+
+
+class LLM(Protocol):
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply: ...
+
+
+def normalise_stop(finish_reason: str | None, has_tool_calls: bool) -> Stop:
+    """Classify a finish_reason. cut_off, blocked and unknown win over any tool calls present.
+
+    "stop" with tool calls, and a missing finish_reason with tool calls, mean wants_tool (servers differ);
+    "tool_calls"/"function_call" without any tool call is unknown, since there is nothing to run.
+    """
+    if finish_reason == "length":
+        return "cut_off"
+    if finish_reason == "content_filter":
+        return "blocked"
+    if finish_reason in ("tool_calls", "function_call", "stop", None) and has_tool_calls:
+        return "wants_tool"
+    if finish_reason == "stop":
+        return "finished"
+    return "unknown"
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """Rough token count (characters / 4, plus a little per message), tool-call arguments included."""
+    chars = 0
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            chars += sum(len(str(part.get("text", ""))) for part in content if isinstance(part, dict))
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function", {})
+            chars += len(str(fn.get("name", ""))) + len(str(fn.get("arguments", "")))
+    return math.ceil(chars / 4) + 4 * len(messages)
+
+
+def price(prices: Mapping[str, tuple[float, float]], models: list[str], tokens_in: int,
+          tokens_out: int) -> float | None:
+    """Cost in USD for the first of `models` the table knows (dated snapshots match their base name)."""
+    for name in models:
+        for candidate in (name, _DATE_SUFFIX.sub("", name)):
+            if candidate in prices:
+                per_in, per_out = prices[candidate]
+                return (tokens_in * per_in + tokens_out * per_out) / 1_000_000
+    return None
+
+
+class OpenAIModel:
+    """An `LLM` over any OpenAI-compatible chat-completions endpoint."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+        key = config.api_key.get_secret_value() if config.api_key else "unused"
+        self._client = openai.OpenAI(api_key=key, base_url=config.base_url, timeout=config.timeout_s,
+                                     max_retries=0)
+        self._missing_ids = itertools.count(1)
+
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> OpenAIModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        cfg = self.config
+        kwargs: dict[str, Any] = {"model": cfg.model, "messages": messages, cfg.max_tokens_param: cfg.max_tokens}
+        if tools:
+            kwargs |= {"tools": tools, "tool_choice": "auto"}
+        started = time.monotonic()
+        response, attempts = self._call(lambda: self._client.chat.completions.create(**kwargs))
+        return self._reply(response, messages, tools, round((time.monotonic() - started) * 1000, 2),
+                           attempts)
+
+    def list_models(self) -> list[str]:
+        """Model ids the endpoint serves (for `patcher doctor`); same retries and errors as complete()."""
+        page, _ = self._call(lambda: self._client.models.list())
+        return [m.id for m in page.data]
+
+    def _call(self, fn: Callable[[], T]) -> tuple[T, int]:
+        cfg = self.config
+        attempts = 0
+
+        def attempt() -> T:
+            nonlocal attempts
+            attempts += 1
+            return fn()
+
+        backoff = (tenacity.wait_exponential(multiplier=cfg.retry_initial_s, max=cfg.retry_max_s)
+                   + tenacity.wait_random(0, cfg.retry_initial_s))
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome else None
+            hinted = _retry_after(error)
+            return min(hinted, cfg.retry_after_cap_s) if hinted is not None else backoff(state)
+
+        retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(cfg.max_retries + 1), wait=wait,
+                                     retry=tenacity.retry_if_exception(_retryable), reraise=True)
+        try:
+            return retrying(attempt), attempts
+        except openai.APIStatusError as e:
+            raise ModelError(f"model endpoint answered HTTP {e.status_code} after {attempts} attempt(s): "
+                             f"{_server_message(e)}") from e
+        except openai.APITimeoutError as e:
+            raise ModelError(f"model endpoint {self.base_url} did not answer within {cfg.timeout_s:g}s "
+                             f"({attempts} attempt(s))") from e
+        except openai.APIConnectionError as e:
+            cause = _one_line(str(e.__cause__ or e))
+            raise ModelUnreachable(f"cannot reach the model endpoint at {self.base_url} "
+                                   f"({attempts} attempt(s)): {cause}") from e
+        except openai.OpenAIError as e:
+            raise ModelError(f"model endpoint {self.base_url}: {_one_line(str(e))}") from e
+
+    def _reply(self, response: ChatCompletion, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               duration_ms: float, attempts: int) -> ModelReply:
+        """The reply, read defensively: the client does not validate, and servers send odd shapes."""
+        choices = response.choices if isinstance(response, ChatCompletion) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        msg = getattr(choice, "message", None)
+        if not isinstance(msg, ChatCompletionMessage) or not isinstance(msg.tool_calls, list | None):
+            raise ModelError(f"model endpoint {self.base_url} did not answer like a chat-completions API "
+                             f"(no choice with a message in the response)")
+        calls = []
+        for tc in msg.tool_calls or []:
+            fn = getattr(tc, "function", None)
+            args = getattr(fn, "arguments", None)
+            calls.append(ToolCall(id=str(getattr(tc, "id", None) or f"call_missing_{next(self._missing_ids)}"),
+                                  name=str(getattr(fn, "name", None) or ""),
+                                  arguments_raw=args if isinstance(args, str) else "" if args is None
+                                  else json.dumps(args, default=str)))
+        content = _text(msg.content)
+        message: dict[str, Any] = {"role": "assistant", "content": content if content is not None or calls else ""}
+        if calls:
+            message["tool_calls"] = [{"id": c.id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.arguments_raw}}
+                                     for c in calls]
+        usage = response.usage
+        counts = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        estimated = not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
+        if estimated:
+            counts = (estimate_tokens(messages) + math.ceil(len(json.dumps(tools)) / 4), estimate_tokens([message]))
+        tokens_in, tokens_out = int(counts[0] or 0), int(counts[1] or 0)
+        model = response.model if isinstance(response.model, str) and response.model else self.config.model
+        raw = getattr(choice, "finish_reason", None)
+        finish = raw if isinstance(raw, str | None) else str(raw)
+        return ModelReply(
+            content=content, tool_calls=calls, stop_raw=finish, stop=normalise_stop(finish, bool(calls)),
+            tokens_in=tokens_in, tokens_out=tokens_out,
+            cost_usd=price(self.config.prices, [model, self.config.model], tokens_in, tokens_out),
+            duration_ms=duration_ms, model=model, message=message, tokens_estimated=estimated,
+            attempts=attempts)
+
+
+def _text(content: Any) -> str | None:
+    """Message content as text: a list of parts (some servers send one) is joined; anything else is str()."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+def _retryable(error: BaseException) -> bool:
+    if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(error, openai.RateLimitError):
+        return error.code != "insufficient_quota"  # out of credit: waiting will not help
+    return isinstance(error, openai.APIStatusError) and error.status_code >= 500
+
+
+def _retry_after(error: BaseException | None) -> float | None:
+    """Seconds a 429/5xx asked us to wait (retry-after-ms, Retry-After seconds or HTTP date), if any."""
+    if not isinstance(error, openai.APIStatusError):
+        return None
+    headers = error.response.headers
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / divisor)
+        except ValueError:
+            pass
+        try:
+            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _server_message(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict) and body.get("message"):
+        return _one_line(str(body["message"]))
+    if isinstance(body, str) and body.strip():
+        return _one_line(body)
+    return _one_line(error.message)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,94 @@
+"""Spectrum-based fault localization: which repo lines the failing tests ran and few passing tests did.
+
+The suite runs once in the box under sandbox/linecov.py (line coverage per test, by harness code outside
+the repo, through the allowed `python -c` command); each non-test source line gets its Ochiai score
+
+    ochiai(line) = failed(line) / sqrt(total_failed * (failed(line) + passed(line)))
+
+(as in GZoltar, TBar, SimFix). Only pytest suites are measured; anything else gives no ranking and the
+engine falls back to the traceback's frames. The coverage file is written by the process under test, so
+it only orders candidates: a falsified one wastes checks, it cannot make anything verified.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import shlex
+from dataclasses import dataclass
+
+from patcher.repair.site import is_test_path
+from patcher.sandbox import Sandbox
+from patcher.verify.testruns import command_kind, run_tests
+from sandbox.protocol import REPORT_DIR, ReadReportRequest
+
+HARNESS = "/opt/patcher/sandbox/linecov.py"
+"""Where the image puts the harness (Dockerfile.sandbox copies sandbox/ to /opt/patcher)."""
+
+
+@dataclass(frozen=True)
+class Suspect:
+    path: str
+    line: int
+    score: float
+
+
+def coverage_command(command: str, out: str) -> str | None:
+    """The suite command under the coverage harness, or None when it is not a pytest command."""
+    argv = shlex.split(command)
+    if command_kind(argv) != "pytest":
+        return None
+    args = argv[1:] if argv[:1] == ["pytest"] else argv[3:]
+    boot = f'exec(open("{HARNESS}").read())'
+    return shlex.join(["python", "-c", boot, out, "--", *args])
+
+
+def measure(box: Sandbox, command: str, deadline_s: float, failing: set[str]) -> list[Suspect]:
+    """Ochiai ranking from one run of `command` with coverage; [] when it cannot be measured."""
+    name = f"linecov-{secrets.token_hex(4)}.json"
+    wrapped = coverage_command(command, f"{getattr(box, 'report_dir', REPORT_DIR)}/{name}")
+    if wrapped is None:
+        return []
+    run = run_tests(box, wrapped, "linecov", deadline_s)
+    if run.timed_out or run.exit_code not in (0, 1):
+        return []
+    got = box.call(ReadReportRequest(name=name))
+    if got.is_error or got.truncated_bytes:
+        return []
+    try:
+        tests = json.loads(got.output)["tests"]
+    except (ValueError, KeyError, TypeError):
+        return []
+    return ochiai(tests if isinstance(tests, list) else [], failing)
+
+
+def ochiai(tests: list[dict[str, object]], failing: set[str]) -> list[Suspect]:
+    """Ranked suspects, best first (ties in path and line order). `failing` narrows which failed tests
+    count (the reproduction's), so a test that fails for another reason does not point elsewhere."""
+    failed_runs = [t for t in tests if t.get("outcome") == "failed" and (not failing or t.get("id") in failing)]
+    if not failed_runs:
+        failed_runs = [t for t in tests if t.get("outcome") == "failed"]
+    passed_runs = [t for t in tests if t.get("outcome") == "passed"]
+    failed = _counts(failed_runs)
+    passed = _counts(passed_runs)
+    total = len(failed_runs)
+    scored = [Suspect(p, n, f / math.sqrt(total * (f + passed.get((p, n), 0))))
+              for (p, n), f in failed.items() if not is_test_path(p)]
+    return sorted(scored, key=lambda s: (-s.score, s.path, s.line))
+
+
+def _counts(runs: list[dict[str, object]]) -> dict[tuple[str, int], int]:
+    out: dict[tuple[str, int], int] = {}
+    for run in runs:
+        lines = run.get("lines")
+        for path, numbers in (lines.items() if isinstance(lines, dict) else ()):
+            for n in numbers if isinstance(numbers, list) else ():
+                if isinstance(path, str) and isinstance(n, int):
+                    out[(path, n)] = out.get((path, n), 0) + 1
+    return out
+
+
+def rank_of(suspects: list[Suspect], path: str, line: int) -> int | None:
+    """1-based position of a line in the ranking (ties broken by position in the file), None if absent."""
+    return next((i for i, s in enumerate(suspects, 1) if (s.path, s.line) == (path, line)), None)

@@ -1,0 +1,73 @@
+"""What a verified result was proved on, for the signed record and the merge gate.
+
+The record binds the content, not just the diff text: `tree` is the git tree of the staged base (the
+files as staged, uncommitted changes included) and `result_tree` the tree after the diff is applied to
+it. A gate then needs no byte-identical diff: the base commit of a pull request must have `tree` and its
+head `result_tree` (diff text differs between git versions and repositories, e.g. in `index` lines).
+Also recorded: where the repository came from, the source commit and whether the work tree was dirty,
+the reproduction command and where it came from (`user`: --test; `pytest_traceback`: the failing test
+the traceback names; `agent`: a test the diff adds), the suite command, the image the boxes ran (tag
+and image id) and the patcher version.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from patcher import __version__
+from patcher.intake.repo import StagedRepo, _git
+from patcher.trace.log import scrub_userinfo
+
+
+def base_provenance(staged: StagedRepo, repo: str, ref: str | None, repro: str | None, user_test: str | None,
+                    suite_command: str, image: str, client: docker.DockerClient) -> dict[str, Any]:
+    source = "user" if user_test else "pytest_traceback" if repro else "agent"
+    try:
+        image_id = client.images.get(image).id
+    except docker.errors.DockerException:
+        image_id = None
+    return {"repo": scrub_userinfo(repo), "ref": ref, "source_commit": staged.source_commit, "dirty": staged.dirty,
+            "tree": staged_tree(staged), "reproduction": {"command": repro, "source": source},
+            "suite_command": suite_command, "image": image, "image_id": image_id, "patcher_version": __version__}
+
+
+def staged_tree(staged: StagedRepo) -> str:
+    return _git(staged.path, "rev-parse", f"{staged.base_commit}^{{tree}}")
+
+
+def result_tree(staged: StagedRepo, diff: str) -> str:
+    """The tree of the staged base with `diff` applied."""
+    return applied_tree(staged.path, staged.base_commit, diff)
+
+
+def applied_tree(repo: Path, base: str, diff: str) -> str:
+    """The tree of `base` with `diff` applied, computed in a scratch index and object directory (the
+    repository is left as it is); git.GitCommandError when the diff does not apply."""
+    scratch = Path(tempfile.mkdtemp(prefix="patcher-tree-"))
+    try:
+        patch = scratch / "patch.diff"
+        patch.write_text(diff, encoding="utf-8")
+        (scratch / "objects").mkdir()
+        env = {"GIT_INDEX_FILE": str(scratch / "index"), "GIT_OBJECT_DIRECTORY": str(scratch / "objects"),
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": _git(repo, "rev-parse", "--path-format=absolute",
+                                                        "--git-path", "objects")}
+        _git(repo, "read-tree", base, env=env)
+        _git(repo, "apply", "--cached", "--whitespace=nowarn", str(patch), env=env)
+        return _git(repo, "write-tree", env=env)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def with_result(provenance: dict[str, Any] | None, staged: StagedRepo, diff: str) -> dict[str, Any] | None:
+    if provenance is None:
+        return None
+    return {**provenance, "result_tree": result_tree(staged, diff)}
+
+
+

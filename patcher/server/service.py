@@ -1,0 +1,269 @@
+"""What the HTTP routes and the review pages call: one object over the store, the worker pool and the signer.
+
+Each route is a few lines over one method here; errors are raised as the exceptions below (BadInput
+and its kin) and become HTTP codes only in `app.py`.
+
+    BadInput                     400
+    ├── UnknownJob               404  (store)
+    ├── NotAvailable             404  no attestation: the job is not verified (yet)
+    ├── IdempotencyConflict      409  (store)
+    ├── Conflict                 409  e.g. a review of a job that is not verified
+    ├── Forbidden                403  the token may not do this (permissions, approving one's own job)
+    ├── TooLarge                 413  a traceback over the size limit
+    └── TooMany                  429  the token already has its most jobs queued or running
+
+A job's events are rows of the shared event log (eventlog.py), so any node streams and shows any job; the
+worker that runs an attempt also keeps its trace file in its own HOME/jobs/<id>/, where the API node
+keeps `attestation.json`, the signed record, signed again when a review is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from patcher.agent.guards import Limits
+from patcher.errors import BadInput
+from patcher.intake.clone import CloneLimits
+from patcher.review.attest import Approval, AttestConfig, attest, statement_of
+from patcher.server.checks import cap_limits, check_repo
+from patcher.server.eventlog import EventLog
+from patcher.server.settings import ServerSettings
+from patcher.server.store import Job, Review, Store, UnknownJob
+from patcher.server.workers import PoolConfig, WorkerPool
+from patcher.trace.log import scrub_userinfo
+
+FINISHED = ("done", "failed", "cancelled")
+
+
+class NotAvailable(BadInput):
+    pass
+
+
+class Conflict(BadInput):
+    pass
+
+
+class TooLarge(BadInput):
+    pass
+
+
+class Forbidden(BadInput):
+    pass
+
+
+class TooMany(BadInput):
+    pass
+
+
+class JobRequest(BaseModel):
+    """A repair job as a client submits it."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    repo: str = Field(min_length=1, max_length=4096)
+    """A git URL (https, http, ssh, git, or user@host:path), or a server-side path under an allowed root."""
+    ref: str | None = Field(None, min_length=1, max_length=255, pattern=r"^[^\s\x00-\x1f-][^\s\x00-\x1f]*$")
+    """Commit, branch or tag; unset means the work tree as it is (for a server-side path)."""
+    traceback: str = Field(min_length=1)
+    """The crash report text (size limited by the server's settings)."""
+    test_command: str | None = Field(None, min_length=1, max_length=4096)
+    """Command that reproduces the crash inside the sandbox."""
+    suite_command: str | None = Field(None, min_length=1, max_length=4096)
+    """Pass-to-pass suite; default: [tool.patcher] suite of the repository, else `python -m pytest -q`."""
+    limits: Limits = Field(default_factory=Limits)
+    """Agent guards: rounds, cost, time."""
+    attempts: int = Field(3, ge=1, le=10)
+    """Verifications the agent's diff may get; each rejected one is explained to the agent, which goes on."""
+
+
+class ReviewRequest(BaseModel):
+    """A reviewer's decision on a verified job."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    decision: Literal["approve", "reject"]
+    """approve or reject."""
+    comment: str = Field("", max_length=10_000)
+    """Why."""
+
+
+class JobService:
+    """The server's one object: submit, read, cancel, review and sign jobs; run them in a worker pool."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.store = Store(settings.store_url())
+        self.events = EventLog(self.store.engine)
+        self.model = settings.model_settings()
+        self.pool = WorkerPool(self.store, self.run, PoolConfig(
+            workers=settings.workers, lease_s=settings.lease_s,
+            exclusive=settings.exclusive and settings.workers > 0))  # an API-only node shares the store
+        self._sign_lock = threading.RLock()
+
+    @cached_property
+    def key(self) -> AttestConfig:
+        """The signing key, loaded when a record is first signed (a worker never signs)."""
+        return AttestConfig(signing_key=self.settings.key_path())
+
+    def start(self) -> list[tuple[str, str]]:
+        return self.pool.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.pool.stop(timeout)
+        self.store.close()
+
+    # jobs
+
+    def submit(self, request: JobRequest, idempotency_key: str | None = None, who: str = "dev"
+               ) -> tuple[Job, bool]:
+        self.allowed(who, "submit")
+        size = len(request.traceback.encode("utf-8", "replace"))
+        if size > self.settings.max_traceback_bytes:
+            raise TooLarge(f"the traceback is {size} bytes; this server takes at most "
+                           f"{self.settings.max_traceback_bytes} (PATCHER_MAX_TRACEBACK_BYTES)")
+        if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
+            raise BadInput("the Idempotency-Key header must be 1 to 255 characters")
+        check_repo(self.settings, request.repo)
+        request = request.model_copy(update={"limits": cap_limits(self.settings, request.limits)})
+        if self.store.active(who) >= self.settings.max_active_per_token:
+            raise TooMany(f"{who} already has {self.settings.max_active_per_token} jobs queued or running "
+                          "(PATCHER_MAX_ACTIVE_PER_TOKEN); wait for one to end")
+        job, created = self.store.submit(request.model_dump(mode="json"), idempotency_key, submitter=who)
+        if created:
+            self.pool.notify()
+        return job, created
+
+    def allowed(self, who: str, action: str) -> None:
+        if not self.settings.may(who, action):
+            names = "PATCHER_REVIEWERS" if action == "review" else "PATCHER_SUBMITTERS"
+            raise Forbidden(f"{who} may not {action} on this server (not in {names})")
+
+    def get(self, job_id: str) -> Job:
+        job = self.store.get(job_id)
+        if job is None:
+            raise UnknownJob(f"no job {job_id}")
+        return job
+
+    def list_jobs(self, state: str | None = None, limit: int = 50) -> list[Job]:
+        return self.store.list_jobs(state=state, limit=limit)
+
+    def cancel(self, job_id: str, who: str = "dev") -> str:
+        """Its submitter or a reviewer may cancel a job."""
+        job = self.get(job_id)
+        if job.submitter != who:
+            self.allowed(who, "review")
+        return self.pool.cancel(job_id)
+
+    @staticmethod
+    def view(job: Job) -> dict[str, Any]:
+        """The `patcher fix --json` object once the job has a result; before that, its id and state."""
+        if job.result is not None:
+            return job.result
+        message = job.error or ("waiting for a worker" if job.state == "queued" else "running")
+        return {"id": job.id, "state": job.state, "message": message}
+
+    def summary(self, job: Job) -> dict[str, Any]:
+        result = job.result or {}
+        reviews = self.store.reviews(job.id)
+        return {"id": job.id, "state": job.state, "created_at": job.created_at.isoformat(),
+                "updated_at": job.updated_at.isoformat(), "repo": scrub_userinfo(str(job.spec.get("repo"))),
+                "ref": job.spec.get("ref"), "submitter": job.submitter,
+                "status": result.get("status"), "reason": result.get("reason"),
+                "message": result.get("message") or job.error, "attempts": job.attempts,
+                "review": reviews[-1].decision if reviews else None}
+
+    # running
+
+    def run(self, spec: dict[str, Any], job_id: str) -> dict[str, Any]:
+        """The pool's runner: the stored request plus the server's model, image and trace directory."""
+        from patcher.config import SandboxConfig
+        from patcher.pipeline import JobSpec, run_job
+
+        request = JobRequest.model_validate(spec)
+        pins = check_repo(self.settings, request.repo)  # again: a path or a DNS answer may have changed since submit
+        clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes,
+                            resolve=pins)
+        job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
+                           sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone)
+        job = self.get(job_id)
+        token, attempt = job.token or "", job.attempts
+        return run_job(job_spec, cancel=self.pool.flag(job_id),
+                       on_event=lambda event: self._log_event(job_id, token, attempt, event)).as_json()
+
+    def _log_event(self, job_id: str, token: str, attempt: int, event: dict[str, Any]) -> None:
+        # False once the claim is lost: this attempt's events (like its result) no longer count, and the
+        # pool's heartbeat has already asked it to stop.
+        self.events.append(job_id, token, attempt, event)
+
+    def current_events(self, job_id: str) -> list[dict[str, Any]]:
+        """The events of the job's newest attempt, from the shared log (any node)."""
+        events = [event for _, event in self.events.after(job_id, 0, limit=100_000)]
+        newest = max((e.get("attempt", 1) for e in events), default=1)
+        return [e for e in events if e.get("attempt", 1) == newest]
+
+    def job_dir(self, job_id: str) -> Path:
+        if not re.fullmatch(r"[A-Za-z0-9-]{1,40}", job_id):
+            raise UnknownJob(f"no job {job_id}")
+        return self.settings.home / "jobs" / job_id
+
+    # reviews and records
+
+    def review(self, job_id: str, decision: str, who: str, comment: str = "") -> tuple[Review, dict[str, Any]]:
+        """Record the decision and sign the job's record again with it; only verified jobs are reviewed, by a
+        reviewer, and (unless PATCHER_ALLOW_SELF_APPROVAL) never approved by their submitter."""
+        self.allowed(who, "review")
+        job = self.get(job_id)
+        if decision == "approve" and who == job.submitter and not self.settings.allow_self_approval:
+            raise Forbidden(f"{who} submitted job {job_id}, so someone else must approve it")
+        self._verified(job)
+        with self._sign_lock:  # the record on disk carries the last decision, also under concurrent reviews
+            review = self.store.add_review(job_id, decision, who, comment)
+            return review, self._sign(job, review)
+
+    def reviews(self, job_id: str) -> list[Review]:
+        return self.store.reviews(job_id)
+
+    def attestation(self, job_id: str) -> dict[str, Any]:
+        """The signed record of a verified job (signed now if it has none, or one of another diff)."""
+        job = self.get(job_id)
+        result = self._verified(job, NotAvailable)
+        path = self.job_dir(job_id) / "attestation.json"
+        try:
+            envelope = json.loads(path.read_text())
+            if statement_of(envelope)["subject"][0]["digest"]["sha256"] == result["diff_sha256"]:
+                return envelope
+        except (OSError, ValueError, KeyError, IndexError):
+            pass
+        reviews = self.store.reviews(job_id)
+        return self._sign(job, reviews[-1] if reviews else None)
+
+    def _verified(self, job: Job, error: type[BadInput] = Conflict) -> dict[str, Any]:
+        result = job.result
+        if job.state != "done" or result is None or result.get("status") != "verified":
+            status = result.get("status") if result else None
+            raise error(f"job {job.id} is {job.state}" + (f" ({status})" if status else "")
+                        + "; only a verified job has a signed record and can be reviewed")
+        return result
+
+    def _sign(self, job: Job, review: Review | None) -> dict[str, Any]:
+        approval = None if review is None else Approval(decision=review.decision, who=review.who,  # type: ignore[arg-type]
+                                                        when=review.when, comment=review.comment)
+        assert job.result is not None
+        suite = (job.result.get("verification") or {}).get("pass_to_pass", {}).get("command")
+        envelope = attest(job.result, self.key, image=self.settings.sandbox_image, suite_command=suite,
+                          approval=approval, submitter=job.submitter)
+        path = self.job_dir(job.id) / "attestation.json"
+        with self._sign_lock:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(envelope, indent=2))
+            os.replace(tmp, path)
+        return envelope

@@ -1,0 +1,382 @@
+"""Durable jobs and reviews: SQLAlchemy 2.x, a SQLite file by default; any SQLAlchemy URL works the same.
+
+    queued ──claim──▶ running ──finish──▶ done | failed | cancelled
+      │                 │ worker lost (lease lapsed): re-queued, or failed once attempts reach the limit
+      └──cancel──▶ cancelled          cancel on a running job sets a flag its worker polls
+
+Claiming is a compare-and-set (`UPDATE … WHERE state = 'queued'`) in a transaction that on SQLite
+begins IMMEDIATE (one writer at a time, others wait out the busy timeout) and elsewhere selects
+`FOR UPDATE SKIP LOCKED`, so no two workers ever run one job. Each claim carries a fresh token: heartbeat
+and finish match it, so a worker whose job was recovered after its lease lapsed cannot overwrite the
+next attempt. Job events are rows of eventlog.py, beside these tables.
+
+    BadInput
+    ├── UnknownJob             no job with that id
+    └── IdempotencyConflict    the idempotency key was used for a different spec
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    MetaData,
+    String,
+    Text,
+    create_engine,
+    event,
+    func,
+    inspect,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+from patcher.errors import BadInput
+
+STATES = ("queued", "running", "done", "failed", "cancelled")
+DECISIONS = ("approve", "reject")
+
+
+class UnknownJob(BadInput):
+    pass
+
+
+class IdempotencyConflict(BadInput):
+    pass
+
+
+class StoreConfig(BaseModel):
+    """Where jobs are kept."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    url: str | None = None
+    """SQLAlchemy URL (e.g. postgresql+psycopg://…); None means the SQLite file PATCHER_HOME/patcher.db."""
+    busy_timeout_s: float = 30.0
+    """SQLite: how long a writer waits for another to finish before giving up."""
+
+
+class _UTC(TypeDecorator[datetime]):
+    """Naive UTC in the database, aware UTC in Python, so every backend compares the same."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return value.astimezone(UTC).replace(tzinfo=None) if value is not None else None
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return value.replace(tzinfo=UTC) if value is not None else None
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class JobRow(_Base):
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(_UTC, index=True)
+    updated_at: Mapped[datetime] = mapped_column(_UTC)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    attempts: Mapped[int] = mapped_column(default=0)
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    claim_token: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(_UTC, nullable=True)
+    submitter: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+
+
+class ReviewRow(_Base):
+    __tablename__ = "reviews"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), index=True)
+    decision: Mapped[str] = mapped_column(String(16))
+    comment: Mapped[str] = mapped_column(Text, default="")
+    who: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(_UTC)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A snapshot of one job row."""
+
+    id: str
+    state: str
+    spec: dict[str, Any]
+    result: dict[str, Any] | None
+    error: str | None
+    idempotency_key: str | None
+    attempts: int
+    cancel_requested: bool
+    created_at: datetime
+    updated_at: datetime
+    token: str | None
+    """The claim token while running (hand it back to heartbeat and finish)."""
+    submitter: str | None = None
+    """The name of the token that submitted the job (None for jobs from before it was recorded)."""
+
+
+@dataclass(frozen=True)
+class Review:
+    job_id: str
+    decision: str
+    comment: str
+    who: str
+    when: datetime
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _job(row: JobRow) -> Job:
+    return Job(id=row.id, state=row.state, spec=row.spec, result=row.result, error=row.error,
+               idempotency_key=row.idempotency_key, attempts=row.attempts, cancel_requested=row.cancel_requested,
+               created_at=row.created_at, updated_at=row.updated_at, token=row.claim_token,
+               submitter=row.submitter)
+
+
+def _review(row: ReviewRow) -> Review:
+    return Review(job_id=row.job_id, decision=row.decision, comment=row.comment, who=row.who, when=row.created_at)
+
+
+def default_url() -> str:
+    home = Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
+    home.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{home / 'patcher.db'}"
+
+
+def _sqlite_engine(url: str, busy_timeout_s: float) -> Engine:
+    engine = create_engine(url, connect_args={"timeout": busy_timeout_s, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+SCHEMA_LOCK = 0x7061_7463_6865_72
+"""PostgreSQL advisory lock held while the tables are made (any fixed number shared by every node)."""
+
+
+def create_schema(engine: Engine, metadata: MetaData) -> None:
+    """Make missing tables once, also when many processes start on one new database at the same moment:
+    PostgreSQL takes an advisory lock for it; SQLite's BEGIN IMMEDIATE already lets one writer in."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
+        metadata.create_all(conn)
+        if "jobs" in metadata.tables:
+            _add_missing_columns(conn)
+
+
+def _add_missing_columns(conn: Connection) -> None:
+    """Databases made before a column was added get it (nullable, so old rows stay valid)."""
+    have = {c["name"] for c in inspect(conn).get_columns("jobs")}
+    if "submitter" not in have:
+        conn.exec_driver_sql("ALTER TABLE jobs ADD COLUMN submitter VARCHAR(64)")
+
+
+class Store:
+    """Jobs and reviews in one database. Thread-safe; several processes may share one SQLite file."""
+
+    def __init__(self, config: StoreConfig | str | None = None) -> None:
+        cfg = StoreConfig(url=config) if isinstance(config, str) or config is None else config
+        url = cfg.url or default_url()
+        self.url = url
+        self.engine = _sqlite_engine(url, cfg.busy_timeout_s) if url.startswith("sqlite") else \
+            create_engine(url, pool_pre_ping=True)
+        create_schema(self.engine, _Base.metadata)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _tx(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    def submit(self, spec: dict[str, Any], idempotency_key: str | None = None,
+               submitter: str | None = None) -> tuple[Job, bool]:
+        """Queue a job; (job, True) when new, (the earlier job, False) when the key was seen with this spec."""
+        spec = json.loads(json.dumps(spec))
+        try:
+            with self._tx() as s, s.begin():
+                if idempotency_key is not None:
+                    earlier = s.scalar(select(JobRow).where(JobRow.idempotency_key == idempotency_key))
+                    if earlier is not None:
+                        return self._same_spec(earlier, spec), False
+                now = _now()
+                row = JobRow(id=time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(4),
+                             created_at=now, updated_at=now, state="queued", spec=spec, result=None,
+                             idempotency_key=idempotency_key, error=None, attempts=0, cancel_requested=False,
+                             submitter=submitter)
+                s.add(row)
+                s.flush()
+                return _job(row), True
+        except IntegrityError:  # a concurrent submit with the same key won (databases without IMMEDIATE)
+            with self._tx() as s:
+                earlier = s.scalar(select(JobRow).where(JobRow.idempotency_key == idempotency_key))
+                if earlier is None:
+                    raise
+                return self._same_spec(earlier, spec), False
+
+    @staticmethod
+    def _same_spec(earlier: JobRow, spec: dict[str, Any]) -> Job:
+        if earlier.spec != spec:
+            raise IdempotencyConflict(f"idempotency key {earlier.idempotency_key!r} was already used for "
+                                      f"job {earlier.id} with a different request")
+        return _job(earlier)
+
+    def get(self, job_id: str) -> Job | None:
+        with self._tx() as s:
+            row = s.get(JobRow, job_id)
+            return _job(row) if row else None
+
+    def list_jobs(self, state: str | None = None, limit: int = 100, offset: int = 0) -> list[Job]:
+        """Newest first."""
+        query = select(JobRow).order_by(JobRow.created_at.desc(), JobRow.id.desc()).limit(limit).offset(offset)
+        if state is not None:
+            query = query.where(JobRow.state == state)
+        with self._tx() as s:
+            return [_job(row) for row in s.scalars(query)]
+
+    def active(self, submitter: str) -> int:
+        """How many of this submitter's jobs are queued or running."""
+        query = select(func.count()).select_from(JobRow).where(
+            JobRow.submitter == submitter, JobRow.state.in_(("queued", "running")))
+        with self._tx() as s:
+            return int(s.scalar(query) or 0)
+
+    def claim(self) -> Job | None:
+        """Take the oldest queued job (now running, attempts + 1, a fresh token), or None when none waits."""
+        for _ in range(16):  # the compare-and-set loses only to a concurrent claimer
+            with self._tx() as s, s.begin():
+                job_id = s.scalar(select(JobRow.id).where(JobRow.state == "queued")
+                                  .order_by(JobRow.created_at, JobRow.id).limit(1).with_for_update(skip_locked=True))
+                if job_id is None:
+                    return None
+                now = _now()
+                won = s.execute(update(JobRow).where(JobRow.id == job_id, JobRow.state == "queued").values(
+                    state="running", attempts=JobRow.attempts + 1, claim_token=secrets.token_hex(16),
+                    heartbeat_at=now, updated_at=now).execution_options(synchronize_session=False))
+                if won.rowcount == 1:  # type: ignore[attr-defined]
+                    return _job(s.get_one(JobRow, job_id))
+        return None
+
+    def heartbeat(self, tokens: Collection[str]) -> set[str]:
+        """Extend the leases of these claims; return the tokens whose work should stop (cancelled or lost)."""
+        if not tokens:
+            return set()
+        with self._tx() as s, s.begin():
+            s.execute(update(JobRow).where(JobRow.claim_token.in_(tokens), JobRow.state == "running")
+                      .values(heartbeat_at=_now()).execution_options(synchronize_session=False))
+            held = {t: c for t, c in s.execute(select(JobRow.claim_token, JobRow.cancel_requested)
+                                               .where(JobRow.claim_token.in_(tokens), JobRow.state == "running"))}
+        return {t for t in tokens if t not in held or held[t]}
+
+    def stopping(self, tokens: Collection[str]) -> set[str]:
+        """The tokens whose work should stop (cancelled or lost), read only: the cheap check between heartbeats."""
+        if not tokens:
+            return set()
+        with self._tx() as s:
+            held = {t: c for t, c in s.execute(select(JobRow.claim_token, JobRow.cancel_requested)
+                                               .where(JobRow.claim_token.in_(tokens), JobRow.state == "running"))}
+        return {t for t in tokens if t not in held or held[t]}
+
+    def finish(self, job_id: str, token: str, result: dict[str, Any] | None = None,
+               error: str | None = None) -> str | None:
+        """Record the end of a claimed run: failed with an error, cancelled if asked, else done.
+
+        Returns the new state, or None when the claim no longer holds (the job was recovered meanwhile).
+        """
+        with self._tx() as s, s.begin():
+            row = s.get(JobRow, job_id, with_for_update=True)
+            if row is None or row.state != "running" or row.claim_token != token:
+                return None
+            row.state = "failed" if error is not None else "cancelled" if row.cancel_requested else "done"
+            row.result, row.error, row.claim_token, row.updated_at = result, error, None, _now()
+            return row.state
+
+    def cancel(self, job_id: str) -> str:
+        """Cancel a queued job now, or flag a running one for its worker; return the job's state after."""
+        with self._tx() as s, s.begin():
+            row = s.get(JobRow, job_id, with_for_update=True)
+            if row is None:
+                raise UnknownJob(f"no job {job_id}")
+            if row.state == "queued":
+                row.state, row.error = "cancelled", "cancelled before it started"
+            elif row.state == "running":
+                row.cancel_requested = True
+            row.updated_at = _now()
+            return row.state
+
+    def recover(self, stale_after_s: float, max_attempts: int = 2) -> list[tuple[str, str]]:
+        """Re-queue running jobs whose lease lapsed, or fail them once `max_attempts` runs were interrupted.
+
+        Returns (job id, new state) for each job touched.
+        """
+        cutoff = _now() - timedelta(seconds=stale_after_s)
+        touched = []
+        with self._tx() as s, s.begin():
+            lapsed = or_(JobRow.heartbeat_at.is_(None), JobRow.heartbeat_at < cutoff)
+            rows = s.scalars(select(JobRow).where(JobRow.state == "running", lapsed)
+                             .order_by(JobRow.created_at, JobRow.id).with_for_update(skip_locked=True))
+            for row in rows:
+                lost = f"attempt {row.attempts} was interrupted (its worker crashed or stopped)"
+                if row.cancel_requested:
+                    row.state, row.error = "cancelled", f"{lost}; it had been cancelled"
+                elif row.attempts >= max_attempts:
+                    row.state, row.error = "failed", f"{lost}; {row.attempts} attempts interrupted, not retried"
+                else:
+                    row.state, row.error = "queued", f"{lost}; re-queued"
+                row.claim_token, row.updated_at = None, _now()
+                touched.append((row.id, row.state))
+        return touched
+
+    def add_review(self, job_id: str, decision: str, who: str, comment: str = "") -> Review:
+        if decision not in DECISIONS:
+            raise BadInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+        with self._tx() as s, s.begin():
+            if s.get(JobRow, job_id) is None:
+                raise UnknownJob(f"no job {job_id}")
+            row = ReviewRow(job_id=job_id, decision=decision, who=who, comment=comment, created_at=_now())
+            s.add(row)
+            return _review(row)
+
+    def reviews(self, job_id: str) -> list[Review]:
+        """Oldest first; the last one is the current decision."""
+        with self._tx() as s:
+            rows = s.scalars(select(ReviewRow).where(ReviewRow.job_id == job_id).order_by(ReviewRow.id))
+            return [_review(r) for r in rows]

@@ -21,13 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from patcher.agent.guards import Limits
-from patcher.agent.loop import Agent
-from patcher.intake.repo import stage_repo
-from patcher.model.client import OpenAIModel
-from patcher.sandbox.local import LocalSandbox
+from patcher.agent import Agent, Limits
+from patcher.intake import stage_repo
+from patcher.model import OpenAIModel
+from patcher.sandbox import LocalSandbox
 from patcher.testing import ScriptedModelServer, Step, reply
-from patcher.trace.log import Trace, read_events
+from patcher.trace import Trace, read_events
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
            "GIT_COMMITTER_EMAIL": "b@b", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",

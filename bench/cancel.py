@@ -23,9 +23,9 @@ from pathlib import Path
 import httpx
 
 from patcher.config import SANDBOX_IMAGE
-from patcher.review.attest import generate_keypair
+from patcher.review import generate_keypair
 from patcher.testing import ScriptedModelServer, delay, reply
-from patcher.trace.log import read_events
+from patcher.trace import read_events
 
 GREET = {"greet/__init__.py": "", "greet/core.py": "def greet(name):\n    raise NotImplementedError('greet')\n",
          "tests/test_greet.py": "from greet.core import greet\n\n\ndef test_greet():\n"

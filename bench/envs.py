@@ -23,12 +23,9 @@ from pathlib import Path
 import docker
 
 from patcher.config import SANDBOX_IMAGE, SandboxConfig
-from patcher.env.build import ensure_env_image
-from patcher.env.cache import prune
-from patcher.env.config import EnvConfig
-from patcher.env.image import build_image, docker_client
-from patcher.intake.repo import stage_repo
-from patcher.sandbox.docker import DockerSandbox
+from patcher.env import EnvConfig, build_image, ensure_env_image, prune
+from patcher.intake import stage_repo
+from patcher.sandbox import DockerSandbox, docker_client
 from sandbox.protocol import PingRequest
 from tests.helpers import make_repo
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patcher.config import SandboxConfig
-from patcher.intake.traceback import parse_traceback
+from patcher.intake import parse_traceback
 from patcher.pipeline import JobSpec, run_job
 from patcher.repair.localize import ochiai, rank_of
 

@@ -29,7 +29,7 @@ import httpx
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from patcher.review.attest import generate_keypair
+from patcher.review import generate_keypair
 from patcher.testing import ScriptedModelServer, reply
 
 ROOT = Path(__file__).resolve().parents[1]

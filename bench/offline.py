@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 from patcher.config import SandboxConfig
-from patcher.intake.repo import stage_repo
-from patcher.intake.traceback import parse_traceback
+from patcher.intake import parse_traceback, stage_repo
 from patcher.pipeline import JobSpec, run_job
 from patcher.repair import Stats, candidates
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from patcher.pipeline import JobSpec, run_job
 from patcher.result import JobResult
 from patcher.testing import ScriptedModelServer, reply
-from patcher.trace.log import read_events
+from patcher.trace import read_events
 
 LIBRARY, VERSION = "more-itertools", "10.5.0"
 SOURCE = "more_itertools/more.py"

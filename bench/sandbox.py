@@ -30,9 +30,10 @@ import docker
 import docker.errors
 
 from patcher.config import SandboxConfig
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.sandbox.docker import DockerSandbox, _AttachStream, docker_client, require_image
-from patcher.sandbox.pool import BoxPool, container_args
+from patcher.intake import StagedRepo, stage_repo
+from patcher.sandbox import BoxPool, DockerSandbox, docker_client, require_image
+from patcher.sandbox.docker import _AttachStream
+from patcher.sandbox.pool import container_args
 from sandbox.protocol import PingRequest, ReadFileRequest, SearchCodeRequest
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",

@@ -23,12 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from patcher.config import SandboxConfig
-from patcher.env.image import docker_client
-from patcher.intake.repo import stage_repo
+from patcher.intake import stage_repo
 from patcher.pipeline import JobSpec, run_job
-from patcher.sandbox.docker import DockerSandbox
+from patcher.sandbox import DockerSandbox, docker_client
 from patcher.testing import ScriptedModelServer, reply
-from patcher.verify.check import apply_diff, run_baseline, verify
+from patcher.verify import run_baseline, verify
+from patcher.verify.check import apply_diff
 
 ROOT = Path(__file__).resolve().parents[1]
 REPRO = "python -m pytest -q tests/test_pagination.py"

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from patcher.agent.guards import Limits
+from patcher.agent import Limits
 from patcher.errors import BadInput, PatcherError
 from patcher.result import JobResult
 from patcher.termsafe import markup_safe, plain
@@ -82,7 +82,7 @@ def fix(
     out: Annotated[Path | None, typer.Option("--out", help="Also write the output to this file.")] = None,
 ) -> None:
     """Repair the crash; print the diff only when the repository's tests prove it."""
-    from patcher.model.client import ModelConfig
+    from patcher.model import ModelConfig
     from patcher.pipeline import JobSpec, model_in_env, run_job
 
     try:
@@ -132,7 +132,7 @@ def trace(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Read a run's trace round by round (what went wrong, and when), or query traces with SQL."""
-    from patcher.trace.view import trace_command
+    from patcher.trace import trace_command
 
     try:
         _out(trace_command(run_or_file, sql, as_json))
@@ -167,7 +167,7 @@ def image_build(base: Annotated[str | None, typer.Option("--base", help="Base im
                                                           "or an offline Debian base where no registry answers).")]
                 = None) -> None:
     """Build the sandbox image (cached: a second build takes seconds)."""
-    from patcher.env.image import build_image
+    from patcher.env import build_image
 
     try:
         tag = build_image(base, log=lambda m: err.print(m, markup=False, highlight=False))
@@ -179,8 +179,8 @@ def image_build(base: Annotated[str | None, typer.Option("--base", help="Base im
 @image_app.command("ls")
 def image_ls() -> None:
     """List environment images (cached by dependency hash): tag, size, created, last used, inputs."""
-    from patcher.env.build import EnvConfig, list_env_images, table
-    from patcher.env.image import docker_client
+    from patcher.env import EnvConfig, list_env_images, table
+    from patcher.sandbox import docker_client
 
     try:
         client = docker_client()
@@ -195,8 +195,8 @@ def image_prune(
     max_gb: Annotated[float | None, typer.Option("--max-gb", help="Size cap (default: EnvConfig.max_gb).")] = None,
 ) -> None:
     """Remove environment images, least recently used first, down to the size cap (or all)."""
-    from patcher.env.build import EnvConfig, prune
-    from patcher.env.image import docker_client
+    from patcher.env import EnvConfig, prune
+    from patcher.sandbox import docker_client
 
     try:
         client = docker_client()
@@ -232,7 +232,7 @@ def gate(
                                                    "someone other than the submitter.")] = False,
 ) -> None:
     """Merge gate: exit 0 only when a valid signed record proves this change verified on this base."""
-    from patcher.review.gate import run_gate
+    from patcher.review import run_gate
 
     code, line = run_gate(patch, attestation, public_key, require_approval, base=base, head=head, repo=repo,
                           suite=suite)
@@ -246,8 +246,7 @@ def worker() -> None:
     no tokens or signing key needed); SIGTERM drains."""
     import logging
 
-    from patcher.server.settings import load_settings
-    from patcher.server.worker import preflight, run_worker
+    from patcher.server import load_settings, preflight, run_worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -264,7 +263,7 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
 ) -> None:
     """Serve the HTTP API and the review pages; jobs run in a worker pool (settings: PATCHER_* env)."""
-    from patcher.server.app import serve as run_server
+    from patcher.server import serve as run_server
 
     try:
         run_server(host, port)

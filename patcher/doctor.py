@@ -18,8 +18,9 @@ from typing import Literal
 import docker
 
 from patcher import hostdeps
-from patcher.env.image import docker_client, docker_host, image_status
+from patcher.env import image_status
 from patcher.errors import EnvironmentUnavailable
+from patcher.sandbox import docker_client, docker_host
 
 MODEL_PROBE_TIMEOUT_S = 3.0
 

@@ -10,16 +10,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from patcher.agent.feedback import attempt_record, diff_digest, verdict_note
-from patcher.agent.guards import Limits
-from patcher.agent.loop import Agent, AgentResult
-from patcher.agent.task import task_text
+from patcher.agent import Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
 from patcher.config import SandboxConfig
 from patcher.errors import BadInput, Cancelled, PatcherError
-from patcher.intake.clone import CloneLimits
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.intake.traceback import parse_traceback
-from patcher.model.client import LLM, ModelConfig, OpenAIModel, price
+from patcher.intake import CloneLimits, StagedRepo, parse_traceback, stage_repo
+from patcher.model import LLM, ModelConfig, OpenAIModel, price
 from patcher.repair import engine as offline
 from patcher.repair import localize
 from patcher.repair.site import is_test_path
@@ -38,8 +33,8 @@ from patcher.steps import (
     verify_job,
 )
 from patcher.stopper import Stopper
-from patcher.trace.log import Redactor, Trace
-from patcher.verify.check import Verification
+from patcher.trace import Redactor, Trace
+from patcher.verify import Verification
 
 AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0

@@ -23,12 +23,12 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from patcher.agent.guards import Limits
+from patcher.agent import Limits
 from patcher.config import SandboxConfig
 from patcher.errors import BadInput, ModelError
-from patcher.model.client import ModelReply, ToolCall, normalise_stop
+from patcher.model import ModelReply, ToolCall, normalise_stop
 from patcher.pipeline import JobSpec, run_job
-from patcher.trace.log import read_events
+from patcher.trace import read_events
 
 NOTHING = "nothing (the run had ended)"
 

@@ -14,22 +14,17 @@ from typing import Any
 
 import docker
 
-from patcher.agent.task import reproduction_command
+from patcher.agent import reproduction_command
 from patcher.config import SandboxConfig
-from patcher.env.build import EnvConfig, ensure_env_image
-from patcher.intake.frames import crash_site, map_frames
-from patcher.intake.repo import StagedRepo
-from patcher.intake.repoconfig import Effective, effective
-from patcher.intake.traceback import ParsedTraceback
+from patcher.env import EnvConfig, ensure_env_image
+from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, effective, map_frames
 from patcher.result import JobResult, empty_verification, exit_code_for, status_for
-from patcher.review.provenance import base_provenance, with_result
-from patcher.sandbox.docker import DockerSandbox, docker_client, require_image
-from patcher.sandbox.pool import BoxPool
-from patcher.sandbox.reaper import reap
+from patcher.review import base_provenance, with_result
+from patcher.sandbox import BoxPool, DockerSandbox, docker_client, reap, require_image
 from patcher.stopper import Stopper
-from patcher.trace.log import Redactor, Trace
-from patcher.verify.check import Baseline, OpenBox, Site, Verification, run_baseline, verify
-from patcher.verify.testruns import TestRun
+from patcher.trace import Redactor, Trace
+from patcher.verify import Baseline, Site, TestRun, Verification, run_baseline, verify
+from patcher.verify.check import OpenBox
 from sandbox.protocol import DEFAULT_ALLOWLIST
 
 Progress = Callable[[str], None]

@@ -176,7 +176,7 @@ class ScriptedModelServer:
 
     def model_config(self, **overrides: Any) -> Any:
         """A ModelConfig pointing at this server, with fast retries (overrides win)."""
-        from patcher.model.client import ModelConfig
+        from patcher.model import ModelConfig
 
         values: dict[str, Any] = {"model": self.model, "base_url": self.base_url,
                                   "api_key": self.api_key or "unused", "timeout_s": 5.0,

@@ -15,15 +15,13 @@ from typing import Any
 
 import pytest
 
-from patcher.agent import prompts
-from patcher.agent.guards import Limits, normalized
-from patcher.agent.loop import Agent, AgentResult
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.model.client import OpenAIModel, estimate_tokens
-from patcher.sandbox import Sandbox, diff_of
-from patcher.sandbox.local import LocalSandbox
+from patcher.agent import Agent, AgentResult, Limits, prompts
+from patcher.agent.guards import normalized
+from patcher.intake import StagedRepo, stage_repo
+from patcher.model import OpenAIModel, estimate_tokens
+from patcher.sandbox import LocalSandbox, Sandbox, diff_of
 from patcher.testing import ScriptedModelServer, Step, content_filter, cut_off, delay, http_error, malformed_args, reply
-from patcher.trace.log import Redactor, Trace, read_events
+from patcher.trace import Redactor, Trace, read_events
 from sandbox.protocol import MODEL_TOOLS
 from tests.helpers import make_repo
 

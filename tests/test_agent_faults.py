@@ -13,16 +13,14 @@ from typing import Any
 import jinja2
 import pytest
 
-from patcher.agent import prompts
-from patcher.agent.guards import Limits, call_key
-from patcher.agent.loop import Agent
+from patcher.agent import Agent, Limits, prompts
+from patcher.agent.guards import call_key
 from patcher.errors import ModelUnreachable
-from patcher.intake.repo import StagedRepo
-from patcher.model.client import ModelConfig, OpenAIModel
-from patcher.sandbox import diff_of
-from patcher.sandbox.local import LocalSandbox
+from patcher.intake import StagedRepo
+from patcher.model import ModelConfig, OpenAIModel
+from patcher.sandbox import LocalSandbox, diff_of
 from patcher.testing import NULL_FINISH, Step, delay, http_error, reply
-from patcher.trace.log import Trace, read_events
+from patcher.trace import Trace, read_events
 from sandbox.protocol import Request, ToolResult
 from tests import test_agent
 from tests.test_agent import TASK, Run, calls_in, reads

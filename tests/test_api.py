@@ -19,9 +19,9 @@ import pytest
 
 from patcher.config import SANDBOX_IMAGE
 from patcher.errors import BadInput
-from patcher.review.attest import check, generate_keypair, statement_of
-from patcher.review.gate import run_gate
-from patcher.server.settings import load_settings
+from patcher.review import generate_keypair, run_gate, statement_of
+from patcher.review.attest import check
+from patcher.server import load_settings
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import git, make_repo
 from tests.test_e2e import FILES, FIX, PRODUCTION_TB

@@ -15,9 +15,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from patcher.errors import BadInput
 from patcher.result import JobResult
-from patcher.review import attest
-from patcher.review.attest import Approval, AttestConfig, build_statement, check, pae, sign_statement
-from patcher.review.gate import run_gate
+from patcher.review import Approval, AttestConfig, attest, run_gate
+from patcher.review.attest import build_statement, check, pae, sign_statement
 from tests.helpers import git, make_repo
 
 DIFF = """\

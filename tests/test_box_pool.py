@@ -11,10 +11,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.sandbox.docker import DockerSandbox
-from patcher.sandbox.pool import BoxPool
-from patcher.sandbox.reaper import OWNER, owner_labels
+from patcher.intake import StagedRepo, stage_repo
+from patcher.sandbox import OWNER, BoxPool, DockerSandbox, owner_labels
 from sandbox.protocol import GitDiffRequest, PingRequest, ReadFileRequest, WriteFileRequest
 from tests.helpers import make_repo
 from tests.test_docker_sandbox import _owned, config

@@ -16,16 +16,15 @@ from pathlib import Path
 import docker
 import pytest
 
-from patcher.agent.guards import Limits
-from patcher.agent.loop import Agent
+from patcher.agent import Agent, Limits
 from patcher.config import LABEL
 from patcher.errors import Cancelled
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.model.client import OpenAIModel
-from patcher.sandbox.local import LocalSandbox
+from patcher.intake import StagedRepo, stage_repo
+from patcher.model import OpenAIModel
+from patcher.sandbox import LocalSandbox
 from patcher.stopper import Stopper
 from patcher.testing import ScriptedModelServer, delay, reply
-from patcher.trace.log import Trace, read_events
+from patcher.trace import Trace, read_events
 from tests.helpers import make_repo
 from tests.test_api import ApiServer
 from tests.test_browser import GREET, TRACEBACK

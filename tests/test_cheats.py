@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.env.image import docker_client
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.sandbox.docker import DockerSandbox
-from patcher.verify.check import Baseline, Verification, run_baseline, verify
+from patcher.intake import StagedRepo, stage_repo
+from patcher.sandbox import DockerSandbox, docker_client
+from patcher.verify import Baseline, Verification, run_baseline, verify
 from tests import cheats as c
 from tests.helpers import make_repo
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from patcher.agent.context import CUT, DROPPED, MIN_KEPT, fit
-from patcher.model.client import estimate_tokens
+from patcher.model import estimate_tokens
 
 PINNED = [{"role": "system", "content": "You are patcher. " * 20}, {"role": "user", "content": "Traceback " * 50}]
 

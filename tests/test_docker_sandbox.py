@@ -20,9 +20,8 @@ import pytest
 
 from patcher.config import LABEL, SandboxConfig
 from patcher.errors import EnvironmentUnavailable, SandboxError
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.sandbox.docker import DockerSandbox
-from patcher.sandbox.reaper import OWNER, owner_labels, reap
+from patcher.intake import StagedRepo, stage_repo
+from patcher.sandbox import OWNER, DockerSandbox, owner_labels, reap
 from sandbox.protocol import (
     EditFileRequest,
     GitDiffRequest,

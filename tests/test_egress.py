@@ -11,11 +11,10 @@ from pathlib import Path
 import docker
 import pytest
 
-from patcher.env.build import ensure_env_image
-from patcher.env.config import EnvConfig
+from patcher.env import EnvConfig, ensure_env_image
 from patcher.env.egress import EgressProxy, allowlist
 from patcher.errors import SetupFailed
-from patcher.intake.repo import stage_repo
+from patcher.intake import stage_repo
 from tests.helpers import make_repo
 
 PROBE = """\

@@ -14,15 +14,12 @@ import docker
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.env.build import ensure_env_image
-from patcher.env.cache import list_env_images, prune, table
-from patcher.env.config import EnvConfig
+from patcher.env import EnvConfig, ensure_env_image, list_env_images, prune, table
 from patcher.env.plan import SETUP_DIR, detect, env_key, setup_script
 from patcher.errors import SetupFailed
-from patcher.intake.repo import StagedRepo, stage_repo
+from patcher.intake import StagedRepo, stage_repo
 from patcher.pipeline import JobSpec, run_job
-from patcher.sandbox.docker import DockerSandbox
-from patcher.sandbox.reaper import OWNER, owner_labels
+from patcher.sandbox import OWNER, DockerSandbox, owner_labels
 from patcher.testing import ScriptedModelServer, reply
 from sandbox.protocol import EditFileRequest, RunTestRequest
 from tests.helpers import make_repo

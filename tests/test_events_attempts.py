@@ -10,7 +10,7 @@ import signal
 import socket
 from pathlib import Path
 
-from patcher.trace.log import read_events
+from patcher.trace import read_events
 from tests.test_api import PRODUCTION_TB, ApiServer, read_sse
 
 

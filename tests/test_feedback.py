@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from patcher.agent.feedback import attempt_record, verdict_note
+from patcher.agent import attempt_record, verdict_note
 from patcher.server.pages import render
 from patcher.server.store import Job
-from patcher.verify.check import Verification
-from patcher.verify.testruns import TestRun
+from patcher.verify import TestRun, Verification
 
 
 def rejected() -> Verification:

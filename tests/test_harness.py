@@ -8,12 +8,10 @@ from pathlib import Path
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.env.image import docker_client
-from patcher.intake.repo import StagedRepo, stage_repo
+from patcher.intake import StagedRepo, stage_repo
 from patcher.pipeline import verify_patch
-from patcher.sandbox.docker import DockerSandbox
-from patcher.verify.check import run_baseline, verify
-from patcher.verify.testruns import run_tests
+from patcher.sandbox import DockerSandbox, docker_client
+from patcher.verify import run_baseline, run_tests, verify
 from tests import cheats as c
 from tests.helpers import make_repo
 

@@ -8,8 +8,9 @@ import pytest
 
 from patcher.config import LABEL, SANDBOX_UID
 from patcher.doctor import run_doctor
+from patcher.env import build_image, image_status
 from patcher.env.debian_base import apt_mirror
-from patcher.env.image import CONTENT_LABEL, build_image, check_sandbox_uid, image_status, source_paths
+from patcher.env.image import CONTENT_LABEL, check_sandbox_uid, source_paths
 from patcher.errors import EnvironmentUnavailable
 
 DEBIAN_SOURCES = """\

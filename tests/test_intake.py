@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import BadInput
-from patcher.intake.repo import STAND_IN, leaves_repo, stage_repo
+from patcher.intake import stage_repo
+from patcher.intake.repo import STAND_IN, leaves_repo
 from sandbox.protocol import DEFAULT_ALLOWLIST, GitDiffRequest, ReadFileRequest
 from sandbox.tools import Context, ToolError, git_diff, read_file
 

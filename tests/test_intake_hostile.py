@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import BadInput
-from patcher.intake.clone import CloneLimits, clone_url
-from patcher.intake.repo import stage_repo
+from patcher.intake import CloneLimits, stage_repo
+from patcher.intake.clone import clone_url
 
 from .helpers import git, make_repo
 

@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from patcher.errors import BadInput, ModelError, ModelUnreachable
-from patcher.model.client import ModelConfig, OpenAIModel, estimate_tokens, normalise_stop
+from patcher.model import ModelConfig, OpenAIModel, estimate_tokens, normalise_stop
 from patcher.testing import (
     NULL_FINISH,
     ScriptedModelServer,

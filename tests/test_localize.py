@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from patcher.config import SandboxConfig
-from patcher.intake.traceback import parse_traceback
+from patcher.intake import parse_traceback
 from patcher.pipeline import JobSpec, run_job
 from patcher.repair import candidates
 from patcher.repair.localize import HARNESS, coverage_command, ochiai, rank_of
@@ -104,7 +104,7 @@ def test_an_assertion_only_failure_is_fixed_at_the_line_coverage_points_to(sandb
 
 
 def test_the_agent_is_told_the_top_lines_with_their_scores(tmp_path: Path) -> None:
-    from patcher.agent.task import task_text
+    from patcher.agent import task_text
     from patcher.repair.localize import Suspect
 
     repo = make_repo(tmp_path / "cart", CART)

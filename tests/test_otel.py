@@ -13,14 +13,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NoOpTracer, SpanKind
 
-from patcher.agent.guards import Limits
-from patcher.agent.loop import Agent, AgentResult
+from patcher.agent import Agent, AgentResult, Limits
 from patcher.agent.telemetry import Telemetry, configured_provider
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.model.client import OpenAIModel
-from patcher.sandbox.local import LocalSandbox
+from patcher.intake import StagedRepo, stage_repo
+from patcher.model import OpenAIModel
+from patcher.sandbox import LocalSandbox
 from patcher.testing import ScriptedModelServer, reply
-from patcher.trace.log import REDACTED, Redactor, Trace
+from patcher.trace import Redactor, Trace
+from patcher.trace.log import REDACTED
 from tests.helpers import make_repo
 
 SECRET = "hunter2-planted-Zq81"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patcher.intake.traceback import parse_traceback
+from patcher.intake import parse_traceback
 from patcher.repair import candidates
 
 from .helpers import make_repo

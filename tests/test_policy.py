@@ -104,7 +104,7 @@ def test_tests_only_keeps_new_test_files_and_nothing_else(tmp_path: Path) -> Non
 
 def tree_after(tmp_path: Path, diff: str) -> list[str]:
     """check_tree's violations for `diff` applied by git to a copy of BASE (what the verifier does)."""
-    from patcher.intake.repo import stage_repo
+    from patcher.intake import stage_repo
     from patcher.verify.check import apply_diff
     staged = stage_repo(str(make_repo(tmp_path / "t", BASE)))
     try:
@@ -159,7 +159,7 @@ def test_a_symlink_in_octal_spelling_is_refused_by_the_text_and_the_tree(tmp_pat
 
 
 def test_a_file_the_base_suite_ran_as_a_test_is_a_test_whatever_its_name(tmp_path: Path) -> None:
-    from patcher.intake.repo import stage_repo
+    from patcher.intake import stage_repo
     from patcher.verify.check import apply_diff
     staged = stage_repo(str(make_repo(tmp_path / "t", {**BASE, "checks/check_core.py": "def test_c():\n    pass\n"})))
     diff = ("diff --git a/checks/check_core.py b/checks/check_core.py\n--- a/checks/check_core.py\n"

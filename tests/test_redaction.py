@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import ModelUnreachable
-from patcher.model.client import ModelConfig, OpenAIModel
+from patcher.model import ModelConfig, OpenAIModel
 from patcher.termsafe import markup_safe, plain
-from patcher.trace.log import Redactor, Trace, read_events
+from patcher.trace import Redactor, Trace, read_events
 
 KEY = "sk-test-4f7d2a9c0b1e8f3a6d5c"
 

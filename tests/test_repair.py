@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from patcher.intake.traceback import parse_traceback
+from patcher.intake import parse_traceback
 from patcher.repair import Candidate, Stats, candidates, is_test_path
 
 from .helpers import git, make_repo
@@ -78,7 +78,7 @@ def is_intended(c: Candidate, template: str) -> bool:
 
 
 def repo_frames(text: str, repo: Path) -> list[tuple[str | None, int]]:
-    from patcher.intake.frames import innermost_repo_frames, map_frames
+    from patcher.intake import innermost_repo_frames, map_frames
     from patcher.repair.site import RepoView
 
     parsed = map_frames(parse_traceback(text), RepoView(repo).files)

@@ -19,7 +19,7 @@ from patcher.errors import BadInput, ModelError
 from patcher.pipeline import JobSpec, run_job
 from patcher.replay import ReplayModel, load, spec_for
 from patcher.testing import ScriptedModelServer, reply
-from patcher.trace.log import read_events
+from patcher.trace import read_events
 from tests.helpers import make_repo
 from tests.test_e2e import FILES, FIX, PRODUCTION_TB
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from patcher.intake.traceback import parse_traceback
+from patcher.intake import parse_traceback
 from patcher.repair import Stats, candidates
 from patcher.repair.site import RepoView
 from patcher.repair.suppress import RaiseSite, raise_site, suppression

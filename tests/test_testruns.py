@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from patcher.intake.repo import stage_repo
-from patcher.sandbox.local import LocalSandbox
-from patcher.verify.testruns import node_id, parse_junit, run_tests
+from patcher.intake import stage_repo
+from patcher.sandbox import LocalSandbox
+from patcher.verify import run_tests
+from patcher.verify.testruns import node_id, parse_junit
 from tests.helpers import make_repo
 
 FILES = {

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from patcher.agent.guards import Limits
-from patcher.agent.loop import Agent
-from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.model.client import ModelConfig, OpenAIModel
-from patcher.sandbox.local import LocalSandbox
+from patcher.agent import Agent, Limits
+from patcher.intake import StagedRepo, stage_repo
+from patcher.model import ModelConfig, OpenAIModel
+from patcher.sandbox import LocalSandbox
 from patcher.testing import ScriptedModelServer, delay, reply
-from patcher.trace.log import REDACTED, Redactor, Trace, current_run_id, is_secret_key, read_events
+from patcher.trace import Redactor, Trace, current_run_id, read_events
+from patcher.trace.log import REDACTED, is_secret_key
 from patcher.trace.view import analyze
 from tests.helpers import make_repo
 

@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import BadInput
-from patcher.intake.frames import innermost_repo_frames, map_frames, map_path
-from patcher.intake.traceback import (
-    NO_TRACEBACK,
-    parse_traceback,
-)
+from patcher.intake import innermost_repo_frames, map_frames, parse_traceback
+from patcher.intake.frames import map_path
+from patcher.intake.traceback import NO_TRACEBACK
 
 DATA = Path(__file__).parent / "data" / "tracebacks"
 T = "/tmp/tbgen/"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patcher.intake.traceback import parse_traceback
+from patcher.intake import parse_traceback
 from patcher.repair.suppress import diff_warnings
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import make_repo

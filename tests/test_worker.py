@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import BadInput
-from patcher.server.settings import load_settings
+from patcher.server import load_settings
 from patcher.testing import ScriptedModelServer
 from tests.test_api import ROOT, ApiServer, fixer, job_body, read_sse
 

@@ -1,0 +1,20 @@
+"""The LLM agent: the loop (one screen), its tools and their dispatch, the guards that end a run, the
+context fitting, the task text, telemetry around the model and the tools, and the feedback it hears when
+verification rejects its diff.
+"""
+
+from patcher.agent.feedback import attempt_record, diff_digest, verdict_note
+from patcher.agent.guards import Limits
+from patcher.agent.loop import Agent, AgentResult
+from patcher.agent.task import reproduction_command, task_text
+
+__all__ = [
+    "Agent",
+    "AgentResult",
+    "Limits",
+    "attempt_record",
+    "diff_digest",
+    "reproduction_command",
+    "task_text",
+    "verdict_note",
+]

@@ -9,7 +9,7 @@ import hashlib
 from typing import Any
 
 from patcher.agent import prompts
-from patcher.verify.check import Verification
+from patcher.verify import Verification
 
 EXCERPT_CHARS = 3000
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from patcher.trace import call_key
 
 
 class Limits(BaseModel):
@@ -39,11 +40,6 @@ def normalized(result: str) -> str:
     for pattern, stand_in in _VOLATILE:
         result = pattern.sub(stand_in, result)
     return result
-
-
-def call_key(tool: str, args: Any) -> str:
-    """Tool name + arguments as JSON with sorted keys at every level (dict order never hides a repeat)."""
-    return tool + ":" + json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
 
 
 @dataclass

@@ -33,10 +33,10 @@ from patcher.agent.tools import (
     give_up_reason,
 )
 from patcher.errors import ModelError
-from patcher.model.client import LLM, ModelReply, ToolCall, estimate_tokens
+from patcher.model import LLM, ModelReply, ToolCall, estimate_tokens
 from patcher.sandbox import Sandbox
 from patcher.stopper import Overrun, Stopper
-from patcher.trace.log import Trace
+from patcher.trace import Trace
 from sandbox.protocol import DEFAULT_ALLOWLIST
 
 if TYPE_CHECKING:

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from patcher.agent import prompts
-from patcher.intake.frames import innermost_repo_frames
-from patcher.intake.traceback import ParsedTraceback
+from patcher.intake import ParsedTraceback, innermost_repo_frames
 from patcher.repair.localize import Suspect
 
 MAX_TRACEBACK_CHARS = 12_000

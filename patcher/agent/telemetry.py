@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace as otel
 from opentelemetry.trace import Span, SpanKind, Tracer, TracerProvider
 
-from patcher.trace.log import Redactor, current_run_id
+from patcher.trace import Redactor, current_run_id
 
 if TYPE_CHECKING:
     from patcher.agent.loop import AgentResult
     from patcher.agent.tools import Observation
-    from patcher.model.client import LLM, ModelReply, ToolCall
+    from patcher.model import LLM, ModelReply, ToolCall
 
 log = logging.getLogger(__name__)
 CAPTURE_ENV = ("PATCHER_OTEL_CAPTURE_CONTENT", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from patcher.model.client import ToolCall
+from patcher.model import ToolCall
 from patcher.sandbox import Sandbox
 from sandbox.protocol import DEFAULT_ALLOWLIST, MODEL_TOOLS, ProtocolError, RunTestRequest, build_request, check_command
 

@@ -1,0 +1,11 @@
+"""The images a job's box runs: the sandbox image (`patcher image build`, an offline Debian base when no
+registry answers) and, for a repo with dependencies, an environment image made once per dependency set by a
+setup container whose only way out is an allowlisting proxy.
+"""
+
+from patcher.env.build import ensure_env_image
+from patcher.env.cache import list_env_images, prune, table
+from patcher.env.config import EnvConfig
+from patcher.env.image import build_image, image_status
+
+__all__ = ["EnvConfig", "build_image", "ensure_env_image", "image_status", "list_env_images", "prune", "table"]

@@ -38,10 +38,8 @@ from patcher.env.cache import (
     ENV_LABEL,
     INPUTS_LABEL,
     env_home,
-    list_env_images,
     locked,
     prune,
-    table,
     update_index,
 )
 from patcher.env.config import EnvConfig
@@ -49,18 +47,14 @@ from patcher.env.egress import FORWARDER, PORT_IN_BOX, SOCKET_DIR_IN_BOX, Egress
 from patcher.env.pip import pip_settings
 from patcher.env.plan import SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
 from patcher.errors import EnvironmentUnavailable, SetupFailed
-from patcher.intake.repo import StagedRepo
-from patcher.sandbox.reaper import OWNER, owner_labels
-from patcher.trace.log import Redactor
-
-__all__ = ["SETUP_DIR", "EnvConfig", "detect", "ensure_env_image", "env_key", "list_env_images", "prune",
-           "setup_script", "table"]
+from patcher.intake import StagedRepo
+from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, owner_labels
+from patcher.trace import Redactor
 
 Log = Callable[[str], None]
 
 PROXY_ENV = {f"{k}_proxy": f"http://127.0.0.1:{PORT_IN_BOX}" for k in ("http", "https", "HTTP", "HTTPS")}
 PATH = f"{VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-_DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
 
 
 def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvConfig,
@@ -69,13 +63,13 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
     plan = detect(staged.path, setup_command, config.extras)
     if plan is None:
         return config.base_image
-    base = _image(client, config.base_image)
+    base = get_image(client, config.base_image)
     if base is None:
         raise EnvironmentUnavailable(f"sandbox image {config.base_image} is missing: run `patcher image build`")
     key = env_key(plan, base.id, staged.base_commit)  # the staging commit is a function of the content alone
     tag = f"{config.repository}:{key[:12]}"
     with locked(env_home(config) / f"env-{key[:12]}.lock"):
-        cached = _image(client, tag) is not None
+        cached = get_image(client, tag) is not None
         if not cached:
             log(f"installing dependencies ({', '.join(plan.files) or 'setup command'}) into {tag}")
             started = time.monotonic()
@@ -128,11 +122,11 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
                   BASE_SIZE_LABEL: str(base.attrs["Size"])}
         repo, _, version = tag.rpartition(":")
         container.commit(repository=repo, tag=version, conf={"Labels": labels, "Cmd": ["python3"]})
-    except _DOCKER_ERRORS as e:
+    except DOCKER_ERRORS as e:
         raise EnvironmentUnavailable(f"the Docker daemon failed during dependency setup: {e}") from e
     finally:
         if container is not None:
-            with suppress(*_DOCKER_ERRORS):
+            with suppress(*DOCKER_ERRORS):
                 container.remove(force=True)
 
 
@@ -190,14 +184,7 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes | None) -> None:
 
 def _tail(container: Any, redact: Redactor, lines: int = 20) -> str:
     """The installer's last lines, redacted (index credentials, URL userinfo, secret-looking variables)."""
-    with suppress(*_DOCKER_ERRORS):
+    with suppress(*DOCKER_ERRORS):
         text = redact.text(container.logs(stdout=True, stderr=True, tail=lines).decode(errors="replace"))
         return "\n".join(f"  {line[:200]}" for line in text.rstrip().splitlines())
     return "  (no output could be read)"
-
-
-def _image(client: docker.DockerClient, ref: str) -> Any:
-    try:
-        return client.images.get(ref)
-    except docker.errors.ImageNotFound:
-        return None

@@ -12,9 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import io
-import os
 import re
-import socket
 import tarfile
 import time
 from collections.abc import Callable
@@ -23,12 +21,11 @@ from pathlib import Path
 
 import docker
 import docker.errors
-import requests
-from docker.models.images import Image
 
 from patcher.config import DEFAULT_BASE_IMAGE, LABEL, OFFLINE_BASE_IMAGE, SANDBOX_IMAGE, SANDBOX_UID
 from patcher.env.debian_base import build_offline_base
 from patcher.errors import EnvironmentUnavailable
+from patcher.sandbox import DOCKER_ERRORS, docker_client, first_line, get_image
 
 Log = Callable[[str], None]
 
@@ -38,35 +35,6 @@ BASE_LABEL = "io.patcher.base"
 BUILD_TIMEOUT_S = 900
 PULL_TIMEOUT_S = 30
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
-
-
-def docker_host() -> str:
-    return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-
-
-def docker_client(timeout: float = 120) -> docker.DockerClient:
-    """A client whose daemon answered a ping, or EnvironmentUnavailable saying what to do."""
-    client = None
-    try:
-        _connect_unix_socket()
-        client = docker.from_env(timeout=timeout)
-        client.ping()
-    except _DOCKER_ERRORS as e:
-        if client is not None:
-            client.close()
-        raise EnvironmentUnavailable(
-            f"no Docker daemon answers at {docker_host()} ({_first_line(e)}): install docker.io and start "
-            "dockerd, or run scripts/setup.sh") from e
-    return client
-
-
-def _connect_unix_socket() -> None:
-    # The SDK leaks its socket when a unix socket refuses; try it here first with one we close.
-    if docker_host().startswith("unix://"):
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(5)
-            sock.connect(docker_host().removeprefix("unix://"))
 
 
 def build_image(base: str | None, log: Log) -> str:
@@ -78,7 +46,7 @@ def build_image(base: str | None, log: Log) -> str:
         base_ref = _resolve_base(client, base, log)
         base_id = client.images.get(base_ref).id
         content = hashlib.sha256(f"{sources}\n{base_id}".encode()).hexdigest()
-        current = _get(client, SANDBOX_IMAGE)
+        current = get_image(client, SANDBOX_IMAGE)
         if current is not None and (current.labels or {}).get(CONTENT_LABEL) == content:
             log(f"{SANDBOX_IMAGE} is up to date ({_short(current.id)}, base {base_ref})")
             return SANDBOX_IMAGE
@@ -99,9 +67,9 @@ def image_status(client: docker.DockerClient | None = None) -> tuple[bool, str]:
         files = _context_files()
         if client is None:
             with closing(docker_client()) as own:
-                image = _get(own, SANDBOX_IMAGE)
+                image = get_image(own, SANDBOX_IMAGE)
         else:
-            image = _get(client, SANDBOX_IMAGE)
+            image = get_image(client, SANDBOX_IMAGE)
     except EnvironmentUnavailable as e:
         return False, str(e)
     if image is None:
@@ -185,15 +153,15 @@ def _build(client: docker.DockerClient, files: list[tuple[str, Path]], base: str
                 reason = re.sub(r"The command '.*' returned", "a RUN step returned", chunk["error"], flags=re.S)
                 raise docker.errors.BuildError(reason.strip(), [])
         return client.images.get(SANDBOX_IMAGE).id
-    except _DOCKER_ERRORS as e:
+    except DOCKER_ERRORS as e:
         last = "\n".join(f"  {line}" for line in tail)
-        raise EnvironmentUnavailable(f"building {SANDBOX_IMAGE} from {base} failed ({_first_line(e)}): fix "
+        raise EnvironmentUnavailable(f"building {SANDBOX_IMAGE} from {base} failed ({first_line(e)}): fix "
                                      f"the cause and rerun `patcher image build`\n{last}".rstrip()) from e
 
 
 def _resolve_base(client: docker.DockerClient, base: str | None, log: Log) -> str:
     if base == OFFLINE_BASE_IMAGE or (base is None and not _present_or_pulled(client, DEFAULT_BASE_IMAGE, log)):
-        if _get(client, OFFLINE_BASE_IMAGE) is None:
+        if get_image(client, OFFLINE_BASE_IMAGE) is None:
             build_offline_base(client, log)
         return OFFLINE_BASE_IMAGE
     if base is None or _present_or_pulled(client, base, log):
@@ -203,34 +171,19 @@ def _resolve_base(client: docker.DockerClient, base: str | None, log: Log) -> st
 
 
 def _present_or_pulled(client: docker.DockerClient, ref: str, log: Log) -> bool:
-    if _get(client, ref) is not None:
+    if get_image(client, ref) is not None:
         return True
     pull_client = docker.from_env(timeout=PULL_TIMEOUT_S)
     try:
         log(f"pulling {ref}")
         pull_client.images.pull(ref)
         return True
-    except _DOCKER_ERRORS as e:
-        log(f"cannot pull {ref}: {_first_line(e)}")
+    except DOCKER_ERRORS as e:
+        log(f"cannot pull {ref}: {first_line(e)}")
         return False
     finally:
         pull_client.close()
 
 
-def _get(client: docker.DockerClient, ref: str) -> Image | None:
-    try:
-        return client.images.get(ref)
-    except docker.errors.ImageNotFound:
-        return None
-    except _DOCKER_ERRORS as e:
-        raise EnvironmentUnavailable(f"the Docker daemon at {docker_host()} failed to list images "
-                                     f"({_first_line(e)}): check `docker info`") from e
-
-
 def _short(image_id: str) -> str:
     return image_id.removeprefix("sha256:")[:12]
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(getattr(error, "explanation", None) or error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

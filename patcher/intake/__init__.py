@@ -1,0 +1,29 @@
+"""The user's input, made safe to work on: the repository staged as a fresh git repo (a local path read
+through a private git dir, or a bounded clone of a URL), the traceback parsed, its frames mapped onto the
+repo's files, and the repo's own `[tool.patcher]` settings read from the base tree.
+"""
+
+from patcher.intake.clone import CloneLimits
+from patcher.intake.frames import crash_site, innermost_repo_frames, map_frames
+from patcher.intake.gitview import find_toplevel, git_dirs
+from patcher.intake.repo import StagedRepo, host_git, stage_repo
+from patcher.intake.repoconfig import Effective, effective
+from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback, parse_traceback
+
+__all__ = [
+    "CloneLimits",
+    "Effective",
+    "ExceptionInfo",
+    "Frame",
+    "ParsedTraceback",
+    "StagedRepo",
+    "crash_site",
+    "effective",
+    "find_toplevel",
+    "git_dirs",
+    "host_git",
+    "innermost_repo_frames",
+    "map_frames",
+    "parse_traceback",
+    "stage_repo",
+]

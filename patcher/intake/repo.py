@@ -64,7 +64,7 @@ class StagedRepo:
 Env = dict[str, str]
 
 
-def _git(cwd: Path, *args: str, env: Env | None = None, timeout: float = 600) -> str:
+def host_git(cwd: Path, *args: str, env: Env | None = None, timeout: float = 600) -> str:
     """Host git with patcher's own settings; `env` points it at a private git dir (GIT_DIR, GIT_WORK_TREE)."""
     out = subprocess.run(["git", *SAFE_GIT, *args], cwd=cwd, env=host_env(**(env or {})), capture_output=True,
                          text=True, errors="surrogateescape", timeout=timeout, stdin=subprocess.DEVNULL)
@@ -106,7 +106,7 @@ def _checkout_local(top: Path, ref: str, dest: Path) -> Path:
     dest.mkdir()
     make_view(top, dest / ".git", index=False)
     try:
-        _git(dest, "checkout", "--quiet", "--detach", ref, "--")
+        host_git(dest, "checkout", "--quiet", "--detach", ref, "--")
     except git.GitCommandError as e:
         raise BadInput(f"cannot check out {ref} of {top}: {_last_line(str(e.stderr))}") from e
     return dest
@@ -117,7 +117,7 @@ def _last_line(text: str) -> str:
 
 
 def _listed_files(tree: Path, env: Env | None) -> list[str]:
-    out = _git(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard", env=env)
+    out = host_git(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard", env=env)
     return sorted({p for p in out.split("\0") if p})
 
 
@@ -144,15 +144,15 @@ def _stage_tree(tree: Path, dest: Path, env: Env | None = None) -> StagedRepo:
         files.append(rel)
     dest.mkdir(parents=True, exist_ok=True)
     source_commit, dirty = _source_state(tree, env)
-    _git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
-    _git(dest, "add", "--all", "--force")
-    _git(dest, "commit", "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
+    host_git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
+    host_git(dest, "add", "--all", "--force")
+    host_git(dest, "commit", "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
     # One pack instead of a loose object per file: half the tar entries, and put_archive pays per entry.
-    _git(dest, "-c", "pack.window=0", "-c", "core.fsync=none", "repack", "-a", "-d", "-q")
+    host_git(dest, "-c", "pack.window=0", "-c", "core.fsync=none", "repack", "-a", "-d", "-q")
     outside = [rel for rel in files if (dest / rel).is_symlink() and leaves_repo(rel, os.readlink(dest / rel))]
     for i in range(0, len(outside), 500):
-        _git(dest, "update-index", "--skip-worktree", "--", *outside[i : i + 500])
-    return StagedRepo(dest, _git(dest, "rev-parse", "HEAD"), source_commit, dirty, files, outside)
+        host_git(dest, "update-index", "--skip-worktree", "--", *outside[i : i + 500])
+    return StagedRepo(dest, host_git(dest, "rev-parse", "HEAD"), source_commit, dirty, files, outside)
 
 
 def leaves_repo(rel: str, target: str) -> bool:
@@ -166,11 +166,11 @@ def leaves_repo(rel: str, target: str) -> bool:
 
 def _source_state(tree: Path, env: Env | None) -> tuple[str | None, bool]:
     try:
-        head = _git(tree, "rev-parse", "--verify", "--quiet", "HEAD", env=env)
+        head = host_git(tree, "rev-parse", "--verify", "--quiet", "HEAD", env=env)
     except git.GitCommandError:
         return None, True
     # Submodules are not staged, so their state is not the base's; status would also enter their .git.
-    dirty = bool(_git(tree, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all",
+    dirty = bool(host_git(tree, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all",
                       env=env))
     return head, dirty
 

@@ -25,7 +25,7 @@ import tenacity
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from patcher.errors import ModelError, ModelUnreachable
-from patcher.model.config import ModelConfig as ModelConfig
+from patcher.model.config import ModelConfig
 
 T = TypeVar("T")
 Stop = Literal["finished", "wants_tool", "cut_off", "blocked", "unknown"]

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from patcher.intake.frames import map_frames
-from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback
+from patcher.intake import ExceptionInfo, Frame, ParsedTraceback, map_frames
 from patcher.repair.edits import git_diff
 from patcher.repair.names import wrong_name
 from patcher.repair.noneguards import empty_guard, missing_return, none_guard

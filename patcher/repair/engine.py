@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patcher.errors import SandboxError
-from patcher.intake.traceback import ParsedTraceback
+from patcher.intake import ParsedTraceback
 from patcher.repair import Candidate, Stats, candidates, localize
 from patcher.sandbox import Sandbox
-from patcher.verify.testruns import TestRun, run_tests
+from patcher.verify import TestRun, run_tests
 from sandbox.protocol import WriteFileRequest
 
 MIN_DEADLINE_S = 10.0

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from patcher.repair.site import is_test_path
 from patcher.sandbox import Sandbox
-from patcher.verify.testruns import command_kind, run_tests
+from patcher.verify import command_kind, run_tests
 from sandbox.protocol import REPORT_DIR, ReadReportRequest
 
 HARNESS = "/opt/patcher/sandbox/linecov.py"

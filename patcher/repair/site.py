@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from types import UnionType
 
-from patcher.intake.traceback import ExceptionInfo
+from patcher.intake import ExceptionInfo
 from patcher.repair.edits import Edit, Source
 
 MAX_FILE_BYTES = 1_000_000

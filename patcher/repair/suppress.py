@@ -24,8 +24,7 @@ from pathlib import Path
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
-from patcher.intake.frames import innermost_repo_frames, map_frames
-from patcher.intake.traceback import ParsedTraceback
+from patcher.intake import ParsedTraceback, innermost_repo_frames, map_frames
 from patcher.repair.site import Func, RepoView, innermost, is_test_path
 
 _EXIT = re.compile(r"^\s*(return|continue|break)\b", re.M)

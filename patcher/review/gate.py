@@ -20,7 +20,7 @@ from typing import Any
 import git
 
 from patcher.errors import BadInput
-from patcher.intake.repo import _git
+from patcher.intake import host_git
 from patcher.review.attest import check, parse_envelope, statement_of
 from patcher.review.provenance import applied_tree
 
@@ -89,13 +89,13 @@ def _proved(ext: dict[str, Any]) -> str:
 
 def _rev(repo: Path, spec: str) -> str:
     try:
-        return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", spec)
+        return host_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", spec)
     except git.GitCommandError as e:
         raise BadInput(f"{spec.split('^')[0]} is not a commit in {repo}") from e
 
 
 def _merge_base(repo: Path, a: str, b: str) -> str:
     try:
-        return _git(repo, "merge-base", a, b)
+        return host_git(repo, "merge-base", a, b)
     except git.GitCommandError as e:
         raise BadInput(f"{a[:12]} and {b[:12]} have no merge base in {repo} (fetch the whole history)") from e

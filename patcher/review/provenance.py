@@ -21,8 +21,8 @@ import docker
 import docker.errors
 
 from patcher import __version__
-from patcher.intake.repo import StagedRepo, _git
-from patcher.trace.log import scrub_userinfo
+from patcher.intake import StagedRepo, host_git
+from patcher.trace import scrub_userinfo
 
 
 def base_provenance(staged: StagedRepo, repo: str, ref: str | None, repro: str | None, user_test: str | None,
@@ -38,7 +38,7 @@ def base_provenance(staged: StagedRepo, repo: str, ref: str | None, repro: str |
 
 
 def staged_tree(staged: StagedRepo) -> str:
-    return _git(staged.path, "rev-parse", f"{staged.base_commit}^{{tree}}")
+    return host_git(staged.path, "rev-parse", f"{staged.base_commit}^{{tree}}")
 
 
 def result_tree(staged: StagedRepo, diff: str) -> str:
@@ -55,11 +55,11 @@ def applied_tree(repo: Path, base: str, diff: str) -> str:
         patch.write_text(diff, encoding="utf-8")
         (scratch / "objects").mkdir()
         env = {"GIT_INDEX_FILE": str(scratch / "index"), "GIT_OBJECT_DIRECTORY": str(scratch / "objects"),
-               "GIT_ALTERNATE_OBJECT_DIRECTORIES": _git(repo, "rev-parse", "--path-format=absolute",
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": host_git(repo, "rev-parse", "--path-format=absolute",
                                                         "--git-path", "objects")}
-        _git(repo, "read-tree", base, env=env)
-        _git(repo, "apply", "--cached", "--whitespace=nowarn", str(patch), env=env)
-        return _git(repo, "write-tree", env=env)
+        host_git(repo, "read-tree", base, env=env)
+        host_git(repo, "apply", "--cached", "--whitespace=nowarn", str(patch), env=env)
+        return host_git(repo, "write-tree", env=env)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

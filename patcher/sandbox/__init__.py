@@ -1,36 +1,31 @@
-"""The box a job works in: a Protocol and two implementations (Docker for jobs, local for fast tests).
+"""The box a job works in: the Sandbox protocol and its factory, Docker boxes for jobs (pooled, reaped by
+owner label), a local box for fast tests, and the one Docker client factory.
 
 Lifecycle (start, close) lives in each class; operations are one typed request -> one ToolResult.
 """
 
-from __future__ import annotations
+from patcher.sandbox.base import OpenBox, Sandbox, deadline_for, diff_of
+from patcher.sandbox.client import DOCKER_ERRORS, docker_client, docker_host, first_line, get_image
+from patcher.sandbox.docker import DockerSandbox, require_image
+from patcher.sandbox.local import LocalSandbox
+from patcher.sandbox.pool import BoxPool
+from patcher.sandbox.reaper import OWNER, owner_labels, reap
 
-from typing import Protocol
-
-from patcher.config import SandboxConfig
-from patcher.errors import SandboxError
-from sandbox.protocol import GitDiffRequest, Request, RunTestRequest, ToolResult
-
-
-class Sandbox(Protocol):
-    base_commit: str
-
-    def call(self, request: Request, deadline_s: float | None = None) -> ToolResult: ...
-
-    def close(self) -> None: ...
-
-
-def diff_of(box: Sandbox) -> str:
-    """The agent's changes vs the base, computed inside the box with git's helpers disabled."""
-    result = box.call(GitDiffRequest())
-    if result.is_error:
-        raise SandboxError(f"could not compute the diff: {result.output}")
-    return str(result.data.get("diff", ""))
-
-
-def run_test(box: Sandbox, command: str, deadline_s: float | None = None) -> ToolResult:
-    return box.call(RunTestRequest(command=command), deadline_s)
-
-
-def deadline_for(config: SandboxConfig, request: Request) -> float:
-    return config.test_timeout_s if isinstance(request, RunTestRequest) else config.call_timeout_s
+__all__ = [
+    "DOCKER_ERRORS",
+    "OWNER",
+    "BoxPool",
+    "DockerSandbox",
+    "LocalSandbox",
+    "OpenBox",
+    "Sandbox",
+    "deadline_for",
+    "diff_of",
+    "docker_client",
+    "docker_host",
+    "first_line",
+    "get_image",
+    "owner_labels",
+    "reap",
+    "require_image",
+]

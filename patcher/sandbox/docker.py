@@ -11,11 +11,11 @@ import docker
 import docker.errors
 
 from patcher.config import SandboxConfig
-from patcher.env.image import docker_client
 from patcher.errors import EnvironmentUnavailable, SandboxError
-from patcher.intake.repo import StagedRepo
-from patcher.sandbox import deadline_for
+from patcher.intake import StagedRepo
+from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
+from patcher.sandbox.client import docker_client
 from patcher.sandbox.pool import WORKSPACE, BoxPool, start_blank
 from sandbox.protocol import Request, ToolResult
 

@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 from patcher.config import SandboxConfig
-from patcher.intake.repo import StagedRepo
-from patcher.sandbox import deadline_for
+from patcher.intake import StagedRepo
+from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
 from sandbox.protocol import Request, ToolResult
 

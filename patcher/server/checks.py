@@ -18,9 +18,9 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from patcher.agent.guards import Limits
+from patcher.agent import Limits
 from patcher.errors import BadInput
-from patcher.intake.gitview import find_toplevel, git_dirs
+from patcher.intake import find_toplevel, git_dirs
 from patcher.server.settings import ServerSettings
 
 SCHEMES = ("https", "http", "ssh", "git")

@@ -29,16 +29,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from patcher.agent.guards import Limits
+from patcher.agent import Limits
 from patcher.errors import BadInput
-from patcher.intake.clone import CloneLimits
-from patcher.review.attest import Approval, AttestConfig, attest, statement_of
+from patcher.intake import CloneLimits
+from patcher.review import Approval, AttestConfig, attest, statement_of
 from patcher.server.checks import cap_limits, check_repo
 from patcher.server.eventlog import EventLog
 from patcher.server.settings import ServerSettings
 from patcher.server.store import Job, Review, Store, UnknownJob
 from patcher.server.workers import PoolConfig, WorkerPool
-from patcher.trace.log import scrub_userinfo
+from patcher.trace import scrub_userinfo
 
 FINISHED = ("done", "failed", "cancelled")
 

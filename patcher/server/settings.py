@@ -26,7 +26,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from patcher.config import SANDBOX_IMAGE
 from patcher.errors import BadInput
-from patcher.model.client import ModelConfig
+from patcher.model import ModelConfig
 
 MIN_TOKEN_LEN = 16
 _PLACEHOLDER = re.compile(r".*(changeme|change[-_ ]?me|replace[-_ ]?me|placeholder|example|your[-_ ]?token|"
@@ -160,7 +160,7 @@ class ServerSettings(BaseSettings):
         if self.signing_key is None and not self.dev:
             raise ValueError("PATCHER_SIGNING_KEY is not set; it names the Ed25519 key that signs records")
         if self.signing_key is not None:
-            from patcher.review.attest import load_private_key
+            from patcher.review import load_private_key
 
             with suppress(OSError):  # an unreadable key is reported by load_private_key below
                 st = self.signing_key.stat()
@@ -194,7 +194,7 @@ class ServerSettings(BaseSettings):
         """The signing key; in dev mode without one, HOME/signing-key.pem (made on first use)."""
         if self.signing_key is not None:
             return self.signing_key
-        from patcher.review.attest import generate_keypair
+        from patcher.review import generate_keypair
 
         path = self.home / "signing-key.pem"
         if not path.exists():

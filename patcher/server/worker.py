@@ -17,8 +17,7 @@ from contextlib import closing
 
 from sqlalchemy.engine import make_url
 
-from patcher.env.image import docker_client
-from patcher.sandbox.docker import require_image
+from patcher.sandbox import docker_client, require_image
 from patcher.server.service import JobService
 from patcher.server.settings import ServerSettings
 

@@ -12,9 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patcher.agent.guards import call_key
 from patcher.errors import BadInput
-from patcher.trace.log import read_events
+from patcher.trace.log import call_key, read_events
 
 EMPTY = re.compile(r"^no matches for |returned no output|\(no output\)\s*$| is empty$")
 """Tool results that carry nothing: a search with no match, a command with no output, an empty file."""

@@ -58,6 +58,11 @@ def current_run_id() -> str | None:
     return current_run.get()
 
 
+def call_key(tool: str, args: Any) -> str:
+    """Tool name + arguments as JSON with sorted keys at every level (dict order never hides a repeat)."""
+    return tool + ":" + json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+
+
 def is_secret_key(key: str) -> bool:
     """True for keys like api_key, X-Api-Key, access_token, Authorization, AWS_SECRET_ACCESS_KEY, set-cookie;
     False for counts such as tokens or max_tokens."""

@@ -21,7 +21,7 @@ from typing import Any
 import git
 
 from patcher.errors import BadInput
-from patcher.intake.repo import StagedRepo, _git
+from patcher.intake import StagedRepo, host_git
 from patcher.sandbox import Sandbox
 from patcher.verify.policy import (
     NEW_TEST_FILE,
@@ -122,7 +122,7 @@ def apply_diff(staged: StagedRepo, diff: str) -> tuple[StagedRepo, list[Change]]
         patch = root / "patch.diff"
         patch.write_text(diff, encoding="utf-8")
         for check in (["--check"], []):
-            _git(dest, "apply", *check, "--whitespace=nowarn", str(patch))
+            host_git(dest, "apply", *check, "--whitespace=nowarn", str(patch))
         changes = tree_changes(staged.path, dest)
     except git.GitCommandError as e:
         shutil.rmtree(root, ignore_errors=True)

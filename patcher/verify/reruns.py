@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 
-from patcher.intake.repo import StagedRepo
-from patcher.sandbox import Sandbox
+from patcher.intake import StagedRepo
+from patcher.sandbox import OpenBox, Sandbox
 from patcher.verify.testruns import TestRun, command_kind, pytest_prefix, run_tests
 
-OpenBox = Callable[[StagedRepo], AbstractContextManager[Sandbox]]
 RERUNS = 2
 
 

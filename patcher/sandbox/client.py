@@ -1,0 +1,59 @@
+"""The one Docker client factory, and the errors the SDK raises when the daemon is away or fails."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import docker
+import docker.errors
+import requests
+from docker.models.images import Image
+
+from patcher.errors import EnvironmentUnavailable
+
+DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+
+
+def docker_host() -> str:
+    return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+
+
+def docker_client(timeout: float = 120) -> docker.DockerClient:
+    """A client whose daemon answered a ping, or EnvironmentUnavailable saying what to do."""
+    client = None
+    try:
+        _connect_unix_socket()
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except DOCKER_ERRORS as e:
+        if client is not None:
+            client.close()
+        raise EnvironmentUnavailable(
+            f"no Docker daemon answers at {docker_host()} ({first_line(e)}): install docker.io and start "
+            "dockerd, or run scripts/setup.sh") from e
+    return client
+
+
+def get_image(client: docker.DockerClient, ref: str) -> Image | None:
+    """The image, or None when there is none; EnvironmentUnavailable when the daemon fails to say."""
+    try:
+        return client.images.get(ref)
+    except docker.errors.ImageNotFound:
+        return None
+    except DOCKER_ERRORS as e:
+        raise EnvironmentUnavailable(f"the Docker daemon at {docker_host()} failed to list images "
+                                     f"({first_line(e)}): check `docker info`") from e
+
+
+def first_line(error: BaseException) -> str:
+    text = str(getattr(error, "explanation", None) or error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _connect_unix_socket() -> None:
+    # The SDK leaks its socket when a unix socket refuses; try it here first with one we close.
+    if docker_host().startswith("unix://"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(docker_host().removeprefix("unix://"))

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from patcher.config import SandboxConfig
 from patcher.intake import stage_repo
+from patcher.job import Job
 from patcher.pipeline import JobSpec, run_job
 from patcher.sandbox import DockerSandbox, docker_client
 from patcher.testing import ScriptedModelServer, reply
@@ -80,9 +81,10 @@ def main(n: int = 5) -> None:
                       "-e", "PYTHONDONTWRITEBYTECODE=1", "-v", f"{fixed.path}:/w:ro", "-w", "/w", cfg.image,
                       "sh", "-c", script]
         direct = median_s(lambda: subprocess.run(docker_run, check=True, capture_output=True), n)
-        base = run_baseline(staged, REPRO, "IndexError", open_box, SUITE)
+        job = Job(staged, open_box, SUITE, REPRO, "IndexError")
+        base = run_baseline(job)
         assert base.reproduced, base
-        checked = median_s(lambda: _verified(verify(staged, diff, base, REPRO, "IndexError", open_box, SUITE)), n)
+        checked = median_s(lambda: _verified(verify(job.with_baseline(base), diff)), n)
         fixed.cleanup()
         staged.cleanup()
         traceback = (ROOT / "examples/shop.traceback.txt").read_text()

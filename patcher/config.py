@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.protocol import DEFAULT_ALLOWLIST
 
 SANDBOX_IMAGE = os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest"
 """Tag of the sandbox image; PATCHER_SANDBOX_IMAGE names another (one per checkout, say)."""
@@ -35,3 +38,14 @@ class SandboxConfig(BaseModel):
     backstop_s: float = Field(15.0, description="Extra seconds the host waits past a deadline before killing.")
     allowlist: list[list[str]] = Field(default_factory=list,
                                        description="Extra run_test argv prefixes on top of the default list.")
+
+
+def patcher_home() -> Path:
+    """Where traces, the SQLite store, keys and the environment index live: $PATCHER_HOME, else ~/.patcher."""
+    return Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
+
+
+def allowlist_of(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:
+    """The run_test argv prefixes a box allows: the default list and the configured extras."""
+    return DEFAULT_ALLOWLIST + tuple(tuple(p) for p in cfg.allowlist)
+

@@ -1,4 +1,4 @@
-"""run_job(): intake -> sandbox -> baseline -> agent -> diff -> verify -> result. The only orchestrator."""
+"""run_job(): intake -> prepare (environment, baseline) -> engine (propose, verify) -> result. The only orchestrator."""
 
 from __future__ import annotations
 
@@ -10,35 +10,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from patcher.agent import Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
+from patcher.agent import Limits
 from patcher.config import SandboxConfig
+from patcher.engines import AUTO_BUDGET_S, AUTO_LIMIT, AgentEngine, AutoEngine, Engine, Run, TemplateEngine
 from patcher.errors import BadInput, Cancelled, PatcherError
 from patcher.intake import CloneLimits, StagedRepo, parse_traceback, stage_repo
-from patcher.model import LLM, ModelConfig, OpenAIModel, price
-from patcher.repair import engine as offline
-from patcher.repair import localize
-from patcher.repair.site import is_test_path
-from patcher.repair.suppress import diff_warnings
-from patcher.result import AgentSummary, JobResult
-from patcher.sandbox import Sandbox, diff_of
-from patcher.steps import (
-    Held,
-    PreparedJob,
-    Progress,
-    allowlist_of,
-    finish,
-    open_trace,
-    prepare,
-    settings_for,
-    verify_job,
-)
+from patcher.model import LLM, ModelConfig, price
+from patcher.result import JobResult
+from patcher.steps import Held, Progress, finish, open_trace, prepare, provenance, settings_for, verify_job
 from patcher.stopper import Stopper
 from patcher.trace import Redactor, Trace
-from patcher.verify import Verification
-
-AUTO_LIMIT = 40
-AUTO_BUDGET_S = 45.0
-"""In auto mode the offline engine gets a small budget before the agent takes over."""
 
 
 def model_in_env() -> bool:
@@ -92,73 +73,37 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
 
 def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Held,
          stopper: Stopper) -> JobResult:
-    model = spec.model
-    engine = spec.engine or ("auto" if model or llm or model_in_env() else "offline")
-    if engine != "offline" and llm is None and spec.limits.max_cost_usd is not None:
-        _check_priced(model or ModelConfig.from_env())
+    engine = _engine(spec, llm)
     progress("reading the traceback and the repository")
     parsed = parse_traceback(spec.traceback)
     staged = _stage(held, spec.repo, spec.ref, spec.clone)
     stopper.check()
     settings = settings_for(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
-    job = prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace, progress,
-                   held, settings.setup, stopper)
+    job = prepare(staged, parsed, spec.traceback, settings.test_command, settings.sandbox, settings.suite_command,
+                  trace, progress, held, settings.setup, stopper)
     if isinstance(job, JobResult):
         return job
-    tried: offline.OfflineResult | None = None
-    if engine != "agent":
-        found = _offline(spec, job, staged, trace, progress, engine)
-        if isinstance(found, JobResult):
-            return found
-        tried = found
-    llm = llm or OpenAIModel(model or ModelConfig.from_env())
-    progress("agent at work in the sandbox")
-    suspects = tried.suspects if tried else _localize(job, staged)
-    stopper.check()
-    with job.open_box(staged) as box:
-        agent = Agent(llm, box, trace, spec.limits, allowlist_of(settings.sandbox), stopper=stopper)
-        outcome = agent.run(task_text(job.parsed, spec.traceback, staged.path, job.repro, suspects))
-        outcome, diff, ver, attempts = _until_verified(agent, outcome, box, job, staged, trace, progress,
-                                                       spec.attempts, stopper)
-    summary = _summary(outcome, tried)
-    if outcome.reason == "gave_up":  # the agent's own answer: nothing it changed is verified or handed out
-        return finish(trace, staged, "gave_up", outcome.message, files_changed=[], agent=summary,
-                       attempts=attempts)
-    if ver is None:
-        reason = "no_change" if outcome.reason == "finished" else outcome.reason
-        return finish(trace, staged, reason, f"no change was made ({outcome.message})", agent=summary,
-                       attempts=attempts)
-    reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
-    message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
-    return finish(trace, staged, reason, message, diff=diff, files_changed=ver.files_changed,
-                   verification=ver.as_json(), agent=summary, attempts=attempts,
-                   warnings=diff_warnings(diff, staged.path, job.parsed),
-                   provenance=job.provenance(staged, spec.repo, spec.ref, settings.test_command, ver, diff))
+    p = engine.propose(job, Run(trace, progress, stopper))
+    return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
+                  files_changed=p.verification.files_changed if p.verification else [], warnings=p.warnings,
+                  verification=p.verification.as_json() if p.verification else None,
+                  provenance=provenance(job, spec.repo, spec.ref, settings.test_command, p.verification, p.diff)
+                  if p.verification else None)
 
 
-def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: PreparedJob, staged: StagedRepo,
-                    trace: Trace, progress: Progress, allowed: int, stopper: Stopper
-                    ) -> tuple[AgentResult, str, Verification | None, list[dict[str, Any]]]:
-    """Verify the agent's diff; while rejected (and the agent finished on its own, within `allowed`
-    verifications), tell it why and let it go on. A diff unchanged since the last verdict is not re-run."""
-    attempts: list[dict[str, Any]] = []
-    ver: Verification | None = None
-    while True:
-        stopper.check()
-        diff = "" if stopper.killed(box) else diff_of(box)  # killed: a tool call outlived the wall clock
-        if outcome.reason == "gave_up" or not diff.strip():
-            return outcome, diff, None, attempts
-        if ver is not None and attempts[-1]["diff_sha256"] == diff_digest(diff):
-            return outcome, diff, ver, attempts
-        progress(f"verifying the diff in fresh containers (attempt {len(attempts) + 1})")
-        stopper.check()
-        ver = verify_job(job, staged, diff, trace)
-        attempts.append(attempt_record(len(attempts) + 1, ver, diff))
-        trace.emit("attempt", **attempts[-1])
-        if ver.status == "verified" or outcome.reason != "finished" or len(attempts) >= allowed:
-            return outcome, diff, ver, attempts
-        progress(f"attempt {len(attempts)} rejected ({ver.reason}): the agent hears why")
-        outcome = agent.resume(verdict_note(ver, len(attempts), allowed))
+def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
+    """The engine asked for; by default auto when a model is configured, else templates only."""
+    name = spec.engine or ("auto" if spec.model or llm or model_in_env() else "offline")
+    templates = TemplateEngine(spec.offline_limit, spec.offline_budget_s)
+    if name == "offline":
+        return templates
+    if llm is None and spec.limits.max_cost_usd is not None:
+        _check_priced(spec.model or ModelConfig.from_env())
+    agent = AgentEngine(spec.limits, spec.attempts, llm, spec.model)
+    if name == "agent":
+        return agent
+    return AutoEngine(TemplateEngine(min(spec.offline_limit, AUTO_LIMIT), min(spec.offline_budget_s, AUTO_BUDGET_S)),
+                      agent)
 
 
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
@@ -178,15 +123,15 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         if parsed is None and not settings.test_command:
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")
-        job = prepare(staged, parsed, settings.test_command, settings.sandbox, settings.suite_command, trace,
-                       progress, held, settings.setup)
+        job = prepare(staged, parsed, traceback or "", settings.test_command, settings.sandbox,
+                      settings.suite_command, trace, progress, held, settings.setup)
         if isinstance(job, JobResult):
             return job
         progress("verifying the diff in a fresh container")
-        ver = verify_job(job, staged, diff, trace)
+        ver = verify_job(job, diff, trace)
         return finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
-                       verification=ver.as_json(),
-                       provenance=job.provenance(staged, repo, ref, settings.test_command, ver, diff))
+                      verification=ver.as_json(),
+                      provenance=provenance(job, repo, ref, settings.test_command, ver, diff))
 
     return _guarded(trace, check)
 
@@ -224,56 +169,3 @@ def _stage(held: Held, repo: str, ref: str | None, clone: CloneLimits | None = N
     staged = stage_repo(repo, ref, clone)
     held.append(staged)
     return staged
-
-
-def _offline(spec: JobSpec, job: PreparedJob, staged: StagedRepo, trace: Trace, progress: Progress, engine: str
-             ) -> JobResult | offline.OfflineResult | None:
-    """The offline engine's ending, or (auto mode, nothing verified) how its search went."""
-    if job.parsed is None or job.repro is None or job.base.repro is None:
-        if engine == "auto":
-            return None
-        return finish(trace, staged, "not_reproduced", "the offline engine needs a reproduction: pass --test CMD "
-                       "(or a pytest traceback naming the failing test)", agent=AgentSummary(engine="offline"))
-    small = engine == "auto"
-    limit = min(spec.offline_limit, AUTO_LIMIT) if small else spec.offline_limit
-    budget_s = min(spec.offline_budget_s, AUTO_BUDGET_S) if small else spec.offline_budget_s
-    progress("offline engine: trying fix templates against the reproduction")
-    with job.open_box(staged) as box:
-        found = offline.search(box, job.parsed, staged.path, job.repro, job.base.repro, job.suite_command,
-                               job.base.suite, limit=limit, budget_s=budget_s)
-    trace.emit("offline", tried=found.tried, generated=found.generated, stopped=found.stopped,
-               seconds=round(found.seconds, 3), template=found.candidate.template if found.candidate else None)
-    summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried, search=found.search())
-    if found.diff:
-        progress("verifying the diff in fresh containers")
-        ver = verify_job(job, staged, found.diff, trace)
-        if ver.status == "verified" or not small:
-            return finish(trace, staged, ver.reason, f"{found.summary()}; {ver.message}", diff=found.diff,
-                           files_changed=ver.files_changed, verification=ver.as_json(), agent=summary,
-                           provenance=job.provenance(staged, spec.repo, spec.ref, spec.test_command, ver,
-                                                     found.diff))
-    elif not small:
-        return finish(trace, staged, "no_change", found.summary(), agent=summary)
-    return found
-
-
-def _localize(job: PreparedJob, staged: StagedRepo) -> list[localize.Suspect]:
-    """The coverage ranking for the agent's task text (the offline engine measures its own), in a box of
-    its own: files the suite writes must not end up in the agent's diff. Only when the traceback's innermost
-    repository frame is a test (a wrong value, not a crash): otherwise the traceback already points into
-    the code, and a suite run under line tracing would cost more than the whole rest of the job."""
-    if job.repro is None or job.base.repro is None or (job.site and not is_test_path(job.site[0])):
-        return []
-    deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
-    with job.open_box(staged) as box:
-        return localize.measure(box, job.suite_command, deadline, job.base.repro.failed)
-
-
-def _summary(outcome: AgentResult, prior: offline.OfflineResult | None) -> AgentSummary:
-    tried = prior.tried if prior else 0
-    return AgentSummary(rounds=outcome.rounds, tool_calls=outcome.tool_calls, stop=outcome.reason,
-                        tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd,
-                        engine="auto" if tried else "agent", candidates_tried=tried,
-                        search=prior.search() if prior else None)
-
-

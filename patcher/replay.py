@@ -82,7 +82,7 @@ class ReplayModel:
         self.replies = [reply_of(e) for e in model_calls]
         self.asked = 0
         self.refused: str | None = None
-        self.model = self.replies[0].model if self.replies else "replay"
+        self.model = self.model_name = self.replies[0].model if self.replies else "replay"
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
         self.asked += 1

@@ -4,63 +4,43 @@ environment image, spare boxes, baseline), its diffs verified, and its ending wr
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import docker
-
 from patcher.agent import reproduction_command
-from patcher.config import SandboxConfig
+from patcher.config import SandboxConfig, patcher_home
 from patcher.env import EnvConfig, ensure_env_image
 from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, effective, map_frames
+from patcher.job import Job
 from patcher.result import JobResult, empty_verification, exit_code_for, status_for
 from patcher.review import base_provenance, with_result
 from patcher.sandbox import BoxPool, DockerSandbox, docker_client, reap, require_image
 from patcher.stopper import Stopper
 from patcher.trace import Redactor, Trace
-from patcher.verify import Baseline, Site, TestRun, Verification, run_baseline, verify
-from patcher.verify.check import OpenBox
-from sandbox.protocol import DEFAULT_ALLOWLIST
+from patcher.verify import Baseline, TestRun, Verification, run_baseline, verify
 
 Progress = Callable[[str], None]
 
-
-def patcher_home() -> Path:
-    return Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
 
 
 Held = list[StagedRepo | BoxPool]
 """What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
 
 
-@dataclass
-class PreparedJob:
-    parsed: ParsedTraceback | None
-    repro: str | None
-    exc_type: str | None
-    open_box: OpenBox
-    suite_command: str
-    base: Baseline
-    image: str
-    """The image the boxes start from (the environment image when one was built)."""
-    client: docker.DockerClient
-    site: Site | None = None
-
-    def provenance(self, staged: StagedRepo, repo: str, ref: str | None, user_test: str | None,
-                   ver: Verification, diff: str) -> dict[str, object]:
-        """What the record binds; `result_tree` only for a verified diff (one that applied)."""
-        prov = base_provenance(staged, repo, ref, self.repro, user_test, self.suite_command, self.image, self.client)
-        return with_result(prov, staged, diff) if ver.status == "verified" else prov
+def provenance(job: Job, repo: str, ref: str | None, user_test: str | None, ver: Verification,
+               diff: str) -> dict[str, Any] | None:
+    """What the record binds; `result_tree` only for a verified diff (one that applied)."""
+    assert job.client is not None
+    prov = base_provenance(job.staged, repo, ref, job.repro, user_test, job.suite_command, job.image, job.client)
+    return with_result(prov, job.staged, diff) if ver.status == "verified" else prov
 
 
-def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: str | None, cfg: SandboxConfig,
-             suite_command: str, trace: Trace, progress: Progress, held: Held, setup: str | None = None,
-             stopper: Stopper | None = None) -> PreparedJob | JobResult:
+def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, test_command: str | None,
+            cfg: SandboxConfig, suite_command: str, trace: Trace, progress: Progress, held: Held,
+            setup: str | None = None, stopper: Stopper | None = None) -> Job | JobResult:
     """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
     when the job ends here."""
     if parsed is not None:
@@ -88,7 +68,8 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: st
         return stopper.watch(DockerSandbox(tree, cfg, client, pool))
 
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
-    base = run_baseline(staged, repro, exc_type, open_box, suite_command, site)
+    job = Job(staged, open_box, suite_command, repro, exc_type, site, parsed, traceback, cfg.image, client)
+    base = run_baseline(job)
     stopper.check()
     emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
     emit_runs(trace, "baseline", [("base-suite", base.suite)])
@@ -100,11 +81,11 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, test_command: st
         return finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
                        "the base code, so no fix could be checked for regressions; pass a suite that runs",
                        verification=empty_verification(repro, before, suite_command))
-    return PreparedJob(parsed, repro, exc_type, open_box, suite_command, base, cfg.image, client, site)
+    return job.with_baseline(base)
 
 
-def verify_job(job: PreparedJob, staged: StagedRepo, diff: str, trace: Trace) -> Verification:
-    ver = verify(staged, diff, job.base, job.repro, job.exc_type, job.open_box, job.suite_command, job.site)
+def verify_job(job: Job, diff: str, trace: Trace) -> Verification:
+    ver = verify(job, diff)
     ver.pass_to_pass["command"] = job.suite_command
     emit_runs(trace, "verify", ver.runs)
     trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
@@ -141,10 +122,6 @@ def settings_for(trace: Trace, staged: StagedRepo, test: str | None, suite: str 
     trace.emit("settings", test_command=settings.test_command, suite_command=settings.suite_command,
                setup=settings.setup, allowlist=settings.sandbox.allowlist, sources=settings.sources)
     return settings
-
-
-def allowlist_of(cfg: SandboxConfig) -> tuple[tuple[str, ...], ...]:
-    return DEFAULT_ALLOWLIST + tuple(tuple(p) for p in cfg.allowlist)
 
 
 def finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,

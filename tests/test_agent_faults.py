@@ -92,6 +92,7 @@ class OldStyleBox:
 
     def __init__(self, box: LocalSandbox) -> None:
         self.box, self.base_commit = box, box.base_commit
+        self.allowlist, self.report_dir = box.allowlist, box.report_dir
 
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult:
         result = self.box.call(request, deadline_s)

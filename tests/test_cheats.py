@@ -15,6 +15,7 @@ import pytest
 
 from patcher.config import SandboxConfig
 from patcher.intake import StagedRepo, stage_repo
+from patcher.job import Job
 from patcher.sandbox import DockerSandbox, docker_client
 from patcher.verify import Baseline, Verification, run_baseline, verify
 from tests import cheats as c
@@ -38,7 +39,7 @@ class Calc:
     def check(self, edits: dict[str, str | None] | str, own_repro: bool = False) -> Verification:
         diff = edits if isinstance(edits, str) else c.make_diff(self.repo, self.work, edits)
         base, repro = (self.base_no_repro, None) if own_repro else (self.base, c.REPRO)
-        return verify(self.staged, diff, base, repro, c.EXC, self.open_box, c.SUITE, c.SITE)
+        return verify(Job(self.staged, self.open_box, c.SUITE, repro, c.EXC, c.SITE, baseline=base), diff)
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +48,8 @@ def calc(tmp_path_factory: pytest.TempPathFactory, sandbox_image: str) -> Iterat
     repo = make_repo(where / "calc", c.FILES)
     staged = stage_repo(str(repo))
     box = Calc(repo, staged, None, None, sandbox_image, where / "work")  # type: ignore[arg-type]
-    box.base = run_baseline(staged, c.REPRO, c.EXC, box.open_box, c.SUITE, c.SITE)
-    box.base_no_repro = run_baseline(staged, None, c.EXC, box.open_box, c.SUITE, c.SITE)
+    box.base = run_baseline(Job(staged, box.open_box, c.SUITE, c.REPRO, c.EXC, c.SITE))
+    box.base_no_repro = run_baseline(Job(staged, box.open_box, c.SUITE, None, c.EXC, c.SITE))
     assert box.base.reproduced and "packaging" in box.base.installed
     yield box
     staged.cleanup()

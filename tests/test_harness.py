@@ -9,6 +9,7 @@ import pytest
 
 from patcher.config import SandboxConfig
 from patcher.intake import StagedRepo, stage_repo
+from patcher.job import Job
 from patcher.pipeline import verify_patch
 from patcher.sandbox import DockerSandbox, docker_client
 from patcher.verify import run_baseline, run_tests, verify
@@ -73,11 +74,12 @@ def test_a_src_layout_with_a_new_regression_test_is_verified(tmp_path: Path, san
     staged = stage_repo(str(repo))
     site = ("src/mathx/ops.py", "safe_div")
     try:
-        base = run_baseline(staged, None, c.EXC, box_for(sandbox_image), suite, site)
+        job = Job(staged, box_for(sandbox_image), suite, None, c.EXC, site)
+        base = run_baseline(job)
         assert base.suite.passed == {"tests/test_ops.py::test_add"}, base.suite.output_tail
         regression = "from mathx.ops import safe_div\n\n\ndef test_zero():\n    assert safe_div(1, 0) == 0\n"
         diff = c.make_diff(repo, tmp_path / "work", {"src/mathx/ops.py": c.FIXED, "tests/test_zero.py": regression})
-        ver = verify(staged, diff, base, None, c.EXC, box_for(sandbox_image), suite, site)
+        ver = verify(job.with_baseline(base), diff)
     finally:
         staged.cleanup()
     assert (ver.status, ver.reason) == ("verified", "verified"), ver.message

@@ -105,16 +105,21 @@ def test_an_assertion_only_failure_is_fixed_at_the_line_coverage_points_to(sandb
 
 def test_the_agent_is_told_the_top_lines_with_their_scores(tmp_path: Path) -> None:
     from patcher.agent import task_text
+    from patcher.intake import StagedRepo
+    from patcher.job import Job
     from patcher.repair.localize import Suspect
+    from patcher.sandbox import LocalSandbox
 
     repo = make_repo(tmp_path / "cart", CART)
     text = failing_traceback(repo)
     suspects = [Suspect("shop/cart.py", 2, 1.0), Suspect("shop/cart.py", 6, 0.707)]
-    task = task_text(parse_traceback(text), text, repo, "python -m pytest -q", suspects)
+    job = Job(StagedRepo(repo, "", None, False, []), LocalSandbox, "", "python -m pytest -q",
+              parsed=parse_traceback(text), traceback=text)
+    task = task_text(job, suspects)
     assert "## Lines the tests point to" in task
     assert "- shop/cart.py:2 (score 1.00): `return price * qty + 1`" in task
     assert "- shop/cart.py:6 (score 0.71): `return sum(_line_total(p, q) for p, q in items)`" in task
-    assert "Lines the tests point to" not in task_text(parse_traceback(text), text, repo, "python -m pytest -q")
+    assert "Lines the tests point to" not in task_text(job)
 
 
 @pytest.mark.docker

@@ -37,7 +37,6 @@ from patcher.model import LLM, ModelReply, ToolCall, estimate_tokens
 from patcher.sandbox import Sandbox
 from patcher.stopper import Overrun, Stopper
 from patcher.trace import Trace
-from sandbox.protocol import DEFAULT_ALLOWLIST
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -63,19 +62,19 @@ class AgentResult:
 
 class Agent:
     def __init__(self, llm: LLM, box: Sandbox, trace: Trace, limits: Limits | None = None,
-                 allowlist: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST,
                  tracer_provider: TracerProvider | None = None, stopper: Stopper | None = None) -> None:
-        self.llm, self.box, self.trace = llm, box, trace
+        self.box, self.trace = box, trace
         self.stopper = stopper or Stopper()
         self.otel = Telemetry(tracer_provider, trace.redact)
+        self.llm = self.otel.model(llm)  # telemetry wraps the model and the tools; the loop calls them
+        self.run_tool = self.otel.tools(dispatch)
         self.limits = limits or Limits()
-        self.allowlist = allowlist
         self.stats = AgentResult(reason="running", message="")
         self.guards = Guards(self.limits)
         self.messages: list[dict[str, Any]] = []
 
     def run(self, task_text: str) -> AgentResult:
-        allowed = [" ".join(p) + " …" for p in self.allowlist]
+        allowed = [" ".join(p) + " …" for p in self.box.allowlist]
         self.messages = [{"role": "system", "content": prompts.render("system", tools=AGENT_TOOLS, allowed=allowed)},
                          {"role": "user", "content": task_text}]
         self.stats = AgentResult(reason="running", message="")
@@ -96,7 +95,7 @@ class Agent:
                     return self._end(*stop, guard=True)
                 fit(self.messages, self.limits.context_tokens - SCHEMA_TOKENS, estimate_tokens)
                 try:
-                    reply = self.stopper.wait_for(partial(self.otel.chat, self.llm, self.messages, TOOL_SCHEMAS),
+                    reply = self.stopper.wait_for(partial(self.llm.complete, self.messages, TOOL_SCHEMAS),
                                                   guards.deadline)
                 except ModelError as e:
                     return self._end("model_error", str(e))
@@ -127,8 +126,7 @@ class Agent:
                 stop = stop or ("gave_up", f"the agent gave up: {reason}")
                 continue
             try:
-                obs = self.stopper.wait_for(partial(self.otel.execute_tool, call,
-                                                    partial(dispatch, call, self.box, self.allowlist)), guards.deadline)
+                obs = self.stopper.wait_for(partial(self.run_tool, call, self.box), guards.deadline)
             except Overrun:
                 self.stopper.kill(self.box)  # the call still blocks in its thread; killing the box ends it
                 return "timeout", f"{call.name} outlived the wall-clock limit ({self.limits.timeout_s:.0f} s)"

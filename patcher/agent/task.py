@@ -11,6 +11,7 @@ from pathlib import Path
 
 from patcher.agent import prompts
 from patcher.intake import ParsedTraceback, innermost_repo_frames
+from patcher.job import Job
 from patcher.repair.localize import Suspect
 
 MAX_TRACEBACK_CHARS = 12_000
@@ -43,9 +44,10 @@ def source_context(repo: Path, rel: str, line: int, around: int = CONTEXT_LINES)
     return "\n".join(f"{'>' if n == line else ' '}{n:>5}  {lines[n - 1]}" for n in range(lo, hi + 1)) or None
 
 
-def task_text(parsed: ParsedTraceback, traceback: str, repo: Path, repro: str | None,
-              suspects: Sequence[Suspect] = ()) -> str:
+def task_text(job: Job, suspects: Sequence[Suspect] = ()) -> str:
     """The agent's task; `suspects` (the coverage ranking, best first) are shown with their scores."""
+    assert job.parsed is not None
+    parsed, traceback, repo, repro = job.parsed, job.traceback, job.staged.path, job.repro
     frames = list(reversed(innermost_repo_frames(parsed)[:MAX_FRAMES]))
     exc = parsed.exception
     tb = traceback if len(traceback) <= MAX_TRACEBACK_CHARS else "[…]\n" + traceback[-MAX_TRACEBACK_CHARS:]

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from patcher.agent.loop import AgentResult
     from patcher.agent.tools import Observation
     from patcher.model import LLM, ModelReply, ToolCall
+    from patcher.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 CAPTURE_ENV = ("PATCHER_OTEL_CAPTURE_CONTENT", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
@@ -159,17 +160,41 @@ class Telemetry:
                                      "gen_ai.tool.call.result": self.redact.text(obs.text)})
             return obs
 
+    def model(self, llm: LLM) -> TracedLLM:
+        return TracedLLM(llm, self)
+
+    def tools(self, dispatch: Callable[[ToolCall, Sandbox], Observation]) -> Callable[[ToolCall, Sandbox], Observation]:
+        """`dispatch` with each call inside an `execute_tool <name>` span."""
+        return lambda call, box: self.execute_tool(call, functools.partial(dispatch, call, box))
+
     def _json(self, value: Any) -> str:
         return self.redact.text(json.dumps(self.redact(value), ensure_ascii=False, default=str))
 
 
-def _request_model(llm: object) -> str:
-    config = getattr(llm, "config", None)
-    return str(getattr(config, "model", None) or getattr(llm, "model", None) or "")
+class TracedLLM:
+    """The model client with each complete() inside a `chat <model>` span: the loop calls it directly."""
+
+    def __init__(self, llm: LLM, telemetry: Telemetry) -> None:
+        self.inner, self.telemetry = llm, telemetry
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        return self.telemetry.chat(self.inner, messages, tools)
 
 
-def _provider(llm: object) -> str:
-    return str(getattr(llm, "provider", None) or "openai")
+def _request_model(llm: LLM) -> str:
+    return llm.model_name
+
+
+def _provider(llm: LLM) -> str:
+    return llm.provider or "openai"
 
 
 def _output_message(reply: ModelReply) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from patcher.model import ToolCall
 from patcher.sandbox import Sandbox
-from sandbox.protocol import DEFAULT_ALLOWLIST, MODEL_TOOLS, ProtocolError, RunTestRequest, build_request, check_command
+from sandbox.protocol import MODEL_TOOLS, ProtocolError, RunTestRequest, build_request, check_command
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
@@ -99,7 +99,7 @@ def give_up_reason(call: ToolCall) -> str:
     return str(args.get("reason") or "no reason given").strip()[:2000]
 
 
-def dispatch(call: ToolCall, box: Sandbox, allowlist: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST) -> Observation:
+def dispatch(call: ToolCall, box: Sandbox) -> Observation:
     start = time.monotonic()
 
     def note(text: str, args: dict[str, Any] | str, repaired: bool = False) -> Observation:
@@ -116,7 +116,7 @@ def dispatch(call: ToolCall, box: Sandbox, allowlist: tuple[tuple[str, ...], ...
     try:
         request = build_request(call.name, args)
         if isinstance(request, RunTestRequest):
-            check_command(request.command, allowlist)
+            check_command(request.command, box.allowlist)
     except (ProtocolError, ValueError, TypeError) as e:
         return note(f"{e}. Fix the call and try again.", args, repaired)
     result = box.call(request)

@@ -19,6 +19,7 @@ from typing import Any
 import docker
 import docker.errors
 
+from patcher.config import patcher_home
 from patcher.env.config import EnvConfig
 
 ENV_LABEL = "io.patcher.env"
@@ -84,7 +85,7 @@ def prune(client: docker.DockerClient, config: EnvConfig, max_gb: float | None =
 
 
 def env_home(config: EnvConfig) -> Path:
-    home = config.home or Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
+    home = config.home or patcher_home()
     home.mkdir(parents=True, exist_ok=True)
     return home
 

@@ -4,7 +4,7 @@ repo's files, and the repo's own `[tool.patcher]` settings read from the base tr
 """
 
 from patcher.intake.clone import CloneLimits
-from patcher.intake.frames import crash_site, innermost_repo_frames, map_frames
+from patcher.intake.frames import CrashSite, crash_site, innermost_repo_frames, map_frames
 from patcher.intake.gitview import find_toplevel, git_dirs
 from patcher.intake.repo import StagedRepo, host_git, stage_repo
 from patcher.intake.repoconfig import Effective, effective
@@ -12,6 +12,7 @@ from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback, pars
 
 __all__ = [
     "CloneLimits",
+    "CrashSite",
     "Effective",
     "ExceptionInfo",
     "Frame",

@@ -58,7 +58,11 @@ def _parts(path: str) -> list[str]:
     return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
 
 
-def crash_site(parsed: ParsedTraceback) -> tuple[str, str] | None:
+CrashSite = tuple[str, str]
+"""(repo path, function) of the crash site: the innermost repository frame of the user's traceback."""
+
+
+def crash_site(parsed: ParsedTraceback) -> CrashSite | None:
     """(repo path, function) of the innermost repository frame: where a reproduction must pass through."""
     inside = innermost_repo_frames(parsed)
     if not inside or not inside[0].repo_path:

@@ -57,6 +57,16 @@ class ModelReply:
 
 
 class LLM(Protocol):
+    @property
+    def provider(self) -> str:
+        """gen_ai.provider.name on telemetry spans."""
+        ...
+
+    @property
+    def model_name(self) -> str:
+        """The model asked for ("" when the server picks one)."""
+        ...
+
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply: ...
 
 
@@ -106,12 +116,18 @@ def price(prices: Mapping[str, tuple[float, float]], models: list[str], tokens_i
 class OpenAIModel:
     """An `LLM` over any OpenAI-compatible chat-completions endpoint."""
 
+    provider = "openai"
+
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
         key = config.api_key.get_secret_value() if config.api_key else "unused"
         self._client = openai.OpenAI(api_key=key, base_url=config.base_url, timeout=config.timeout_s,
                                      max_retries=0)
         self._missing_ids = itertools.count(1)
+
+    @property
+    def model_name(self) -> str:
+        return self.config.model
 
     @property
     def base_url(self) -> str:

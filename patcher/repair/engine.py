@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patcher.errors import SandboxError
-from patcher.intake import ParsedTraceback
+from patcher.job import Job
 from patcher.repair import Candidate, Stats, candidates, localize
 from patcher.sandbox import Sandbox
-from patcher.verify import TestRun, run_tests
+from patcher.verify import run_tests
 from sandbox.protocol import WriteFileRequest
 
 MIN_DEADLINE_S = 10.0
@@ -63,10 +63,12 @@ class OfflineResult:
         return f"offline engine: {self.tried} candidate(s) tried in {self.seconds:.1f} s, none passed ({why})"
 
 
-def search(box: Sandbox, parsed: ParsedTraceback, repo: Path, repro: str, base_run: TestRun, suite: str,
-           base_suite: TestRun, limit: int = 200, budget_s: float = 120.0) -> OfflineResult:
+def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0) -> OfflineResult:
     """Try candidates in order until one passes, `limit` are tried or `budget_s` is spent."""
     started = time.monotonic()
+    assert job.parsed is not None and job.repro is not None and job.base.repro is not None
+    parsed, repo, repro, suite = job.parsed, job.staged.path, job.repro, job.suite_command
+    base_run, base_suite = job.base.repro, job.base.suite
     check = _Check(repro, max(MIN_DEADLINE_S, 5 * base_run.duration_ms / 1000),  # a candidate may loop forever
                    suite, max(MIN_DEADLINE_S, 5 * base_suite.duration_ms / 1000), base_suite.passed)
     stats = Stats()

@@ -14,6 +14,10 @@ from sandbox.protocol import GitDiffRequest, Request, RunTestRequest, ToolResult
 
 class Sandbox(Protocol):
     base_commit: str
+    allowlist: tuple[tuple[str, ...], ...]
+    """The run_test argv prefixes this box runs (default list + configured extras); the box enforces them."""
+    report_dir: str
+    """Where test reports are written inside the box."""
 
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult: ...
 

@@ -10,14 +10,14 @@ from typing import Any
 import docker
 import docker.errors
 
-from patcher.config import SandboxConfig
+from patcher.config import SandboxConfig, allowlist_of
 from patcher.errors import EnvironmentUnavailable, SandboxError
 from patcher.intake import StagedRepo
 from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
 from patcher.sandbox.client import docker_client
 from patcher.sandbox.pool import WORKSPACE, BoxPool, start_blank
-from sandbox.protocol import Request, ToolResult
+from sandbox.protocol import REPORT_DIR, Request, ToolResult
 
 
 def require_image(client: docker.DockerClient, image: str) -> None:
@@ -77,6 +77,8 @@ class DockerSandbox:
         self.config = cfg = config or SandboxConfig()
         self.client = client or docker_client()
         self.base_commit = staged.base_commit
+        self.allowlist = allowlist_of(cfg)
+        self.report_dir = REPORT_DIR
         self.container: Any = None
         self.volume: Any = None
         self._stream: _AttachStream | None = None

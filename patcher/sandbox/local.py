@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from patcher.config import SandboxConfig
+from patcher.config import SandboxConfig, allowlist_of
 from patcher.intake import StagedRepo
 from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
@@ -23,6 +23,7 @@ class LocalSandbox:
     def __init__(self, staged: StagedRepo, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
         self.base_commit = staged.base_commit
+        self.allowlist = allowlist_of(self.config)
         self._dir = Path(tempfile.mkdtemp(prefix="patcher-local-"))
         self.repo = self._dir / "repo"
         shutil.copytree(staged.path, self.repo, symlinks=True)

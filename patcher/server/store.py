@@ -18,13 +18,11 @@ next attempt. Job events are rows of eventlog.py, beside these tables.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -49,6 +47,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from patcher.config import patcher_home
 from patcher.errors import BadInput
 
 STATES = ("queued", "running", "done", "failed", "cancelled")
@@ -165,7 +164,7 @@ def _review(row: ReviewRow) -> Review:
 
 
 def default_url() -> str:
-    home = Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
+    home = patcher_home()
     home.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{home / 'patcher.db'}"
 

@@ -16,15 +16,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from patcher.config import patcher_home
 from patcher.errors import BadInput
 from patcher.trace.analysis import analyze, analyze_file
 from patcher.trace.render import format_table, render, render_many
 
 __all__ = ["analyze", "analyze_file", "query", "render", "resolve", "trace_command"]
 
-
-def patcher_home() -> Path:
-    return Path(os.environ.get("PATCHER_HOME") or Path.home() / ".patcher")
 
 
 def resolve(target: str) -> list[Path]:

@@ -14,14 +14,14 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import git
 
 from patcher.errors import BadInput
-from patcher.intake import StagedRepo, host_git
+from patcher.intake import CrashSite, StagedRepo, host_git
+from patcher.job import Job
 from patcher.sandbox import Sandbox
 from patcher.verify.policy import (
     NEW_TEST_FILE,
@@ -33,63 +33,11 @@ from patcher.verify.policy import (
     tests_only,
 )
 from patcher.verify.probes import find_probes
-from patcher.verify.reruns import RERUNS, OpenBox, flaky_on_base, rerun_failing
+from patcher.verify.records import Baseline, Verification
+from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
 from patcher.verify.testruns import TestRun, run_tests
 from patcher.verify.treediff import Change, tree_changes
 from sandbox.protocol import ModulesRequest
-
-NO_TESTS_COLLECTED = 5
-__all__ = ["Baseline", "OpenBox", "Verification", "apply_diff", "run_baseline", "verify"]
-
-
-Site = tuple[str, str]
-"""(repo path, function) of the crash site: the innermost repository frame of the user's traceback."""
-
-
-@dataclass
-class Baseline:
-    repro: TestRun | None
-    suite: TestRun
-    exception_matched: bool
-    installed: list[str] = field(default_factory=list)
-    """Top-level import names of the packages in the box: a new repo module may not take one."""
-
-    @property
-    def reproduced(self) -> bool:
-        return self.repro is not None and self.repro.outcome == "failed" and self.exception_matched
-
-    @property
-    def test_files(self) -> frozenset[str]:
-        """Files the base suite ran as pytest test modules (whatever `python_files` says): tests too."""
-        return frozenset(t.split("::")[0] for t in self.suite.passed | self.suite.failed if ".py" in t)
-
-    @property
-    def suite_usable(self) -> bool:
-        """Whether the suite's result on the base is known (pytest's "no tests collected" counts: none to keep)."""
-        return self.suite.reported or (self.suite.exit_code == NO_TESTS_COLLECTED and not self.suite.timed_out)
-
-
-@dataclass
-class Verification:
-    status: str
-    reason: str
-    message: str
-    reproduction: dict[str, Any]
-    files_changed: list[str] = field(default_factory=list)
-    fail_to_pass: list[str] = field(default_factory=list)
-    pass_to_pass: dict[str, Any] = field(default_factory=lambda: {"total": 0, "regressions": []})
-    flaky: list[str] = field(default_factory=list)
-    duration_s: float = 0.0
-    runs: list[tuple[str, TestRun]] = field(default_factory=list)
-    suspicious: list[str] = field(default_factory=list)
-    """Quoted added lines that probe the test environment (reason suspicious_diff)."""
-
-    def as_json(self) -> dict[str, Any]:
-        out = {"reproduction": self.reproduction, "fail_to_pass": self.fail_to_pass,
-               "pass_to_pass": self.pass_to_pass, "flaky": self.flaky, "duration_s": round(self.duration_s, 3)}
-        if self.suspicious:
-            out["suspicious_lines"] = self.suspicious
-        return out
 
 
 class Ended(Exception):
@@ -100,15 +48,14 @@ class Ended(Exception):
         self.reason, self.message, self.fields = reason, message, fields
 
 
-def run_baseline(staged: StagedRepo, repro: str | None, exc_type: str | None, open_box: OpenBox,
-                 suite_command: str, site: Site | None = None) -> Baseline:
+def run_baseline(job: Job) -> Baseline:
     """The reproduction (which must fail with the traceback's exception, through the crash site) and the
     suite, on the pristine repo."""
-    with open_box(staged) as box:
+    with job.open_box(job.staged) as box:
         installed = list(box.call(ModulesRequest()).data.get("modules") or [])
-        first = run_tests(box, repro, "base-repro") if repro else None
-        suite = run_tests(box, suite_command, "base-suite")
-    matched = first is not None and first.outcome == "failed" and first.crashed(exc_type, site)
+        first = run_tests(box, job.repro, "base-repro") if job.repro else None
+        suite = run_tests(box, job.suite_command, "base-suite")
+    matched = first is not None and first.outcome == "failed" and first.crashed(job.exc_type, job.site)
     return Baseline(first, suite, matched, installed)
 
 
@@ -136,64 +83,35 @@ def apply_diff(staged: StagedRepo, diff: str) -> tuple[StagedRepo, list[Change]]
     return StagedRepo(dest, staged.base_commit, staged.source_commit, staged.dirty, files), changes
 
 
-def verify(staged: StagedRepo, diff: str, base: Baseline, repro: str | None, exc_type: str | None,
-           open_box: OpenBox, suite_command: str, site: Site | None = None) -> Verification:
+def verify(job: Job, diff: str) -> Verification:
+    """The verdict on `diff`, from the named steps in `_judge`; the job's baseline is the reference."""
     started = time.monotonic()
-    out = _verify(staged, diff, base, repro, Crash(exc_type, site), open_box, suite_command)
+    base = job.base
+    report = {"command": job.repro, "before": base.repro.outcome if base.repro else "not_run", "after": "not_run"}
+    state: dict[str, Any] = {"runs": []}
+    try:
+        out = _judge(job, diff, report, state)
+    except Ended as e:
+        status = "verified" if e.reason == "verified" else "not_verified"
+        kept = {k: v for k, v in {**state, **e.fields}.items() if k in Verification.__dataclass_fields__}
+        out = Verification(status, e.reason, e.message, report, **kept)
     out.duration_s = time.monotonic() - started
     return out
 
 
-@dataclass
-class Crash:
-    type: str | None
-    site: Site | None
-
-
-def _verify(staged: StagedRepo, diff: str, base: Baseline, repro: str | None, crash: Crash,
-            open_box: OpenBox, suite_command: str) -> Verification:
-    report = {"command": repro, "before": base.repro.outcome if base.repro else "not_run", "after": "not_run"}
-    state: dict[str, Any] = {"runs": []}
-    try:
-        return _judge(staged, diff, base, repro, crash, open_box, suite_command, report, state)
-    except Ended as e:
-        status = "verified" if e.reason == "verified" else "not_verified"
-        kept = {k: v for k, v in {**state, **e.fields}.items() if k in Verification.__dataclass_fields__}
-        return Verification(status, e.reason, e.message, report, **kept)
-
-
-def _judge(staged: StagedRepo, diff: str, base: Baseline, repro: str | None, crash: Crash, open_box: OpenBox,
-           suite_command: str, report: dict[str, Any], state: dict[str, Any]) -> Verification:
-    """The checks in order; each failing one raises Ended. The diff's source part alone is judged against
+def _judge(job: Job, diff: str, report: dict[str, Any], state: dict[str, Any]) -> Verification:
+    """The steps in order; each failing one raises Ended. The diff's source part alone is judged against
     the repo's tests; its new test files run apart (and, as the reproduction, must fail on the base)."""
-    runs: list[tuple[str, TestRun]] = state["runs"]
-    changes = _integrity(staged, diff, base, state)
-    if not base.suite_usable:
-        raise Ended("tests_failed", f"the test suite `{suite_command}` gave no usable result on the base code "
-                    f"({_describe(base.suite)}), so regressions cannot be ruled out")
+    changes = _integrity(job, diff, state)
+    if not job.base.suite_usable:
+        raise Ended("tests_failed", f"the test suite `{job.suite_command}` gave no usable result on the base "
+                    f"code ({_describe(job.base.suite)}), so regressions cannot be ruled out")
     added = [c.path for c in changes if c.kind == "added" and NEW_TEST_FILE.fullmatch(c.path.split("/")[-1])
              and is_test_path(c.path)]
-    source = source_only(diff)
-    own_repro = repro is None
-    before = base.repro
-    if own_repro:  # the agent wrote the reproduction: it must fail on the base code, with the crash
-        if not added:
-            raise Ended("not_reproduced", "no reproduction: no --test was given, the traceback names no test in "
-                        "the repo, and the diff adds no test file")
-        repro = "python -m pytest -q " + shlex.join(added)
-        report["command"] = repro
-        before = _in_box(staged, tests_only(diff), open_box, lambda box: _run(box, repro, "base-added-tests", runs))
-        report["before"] = before.outcome
-        if before.outcome != "failed" or not before.crashed(crash.type, crash.site):
-            raise Ended("not_reproduced", "the tests the diff adds do not fail on the base code with the crash"
-                        f"{_crash_words(crash)} ({_describe(before)}); they prove nothing")
-    assert before is not None and repro is not None
-    after = _check_source(staged, source, base, repro, own_repro, open_box, suite_command, report, state)
-    if added:  # the new tests, with the whole diff: they must pass (every time, when they are the repro)
-        command = repro if own_repro else "python -m pytest -q " + shlex.join(added)
-        new = _in_box(staged, diff, open_box,
-                      lambda box: _passes_every_time(box, command, "new-tests", runs, report if own_repro else None))
-        after = new if own_repro else after
+    repro, before = _reproduction(job, diff, added, report, state)
+    after = _check_source(job, source_only(diff), repro, report, state)
+    if added:
+        after = _new_tests(job, diff, added, repro, report, state) or after
     state["fail_to_pass"] = sorted(before.failed & after.passed)
     unproven = sorted(before.failed - after.passed)
     if unproven:
@@ -205,8 +123,40 @@ def _judge(staged: StagedRepo, diff: str, base: Baseline, repro: str | None, cra
                 f"{p2p['total']} test(s) that passed before still pass{note}")
 
 
-def _integrity(staged: StagedRepo, diff: str, base: Baseline, state: dict[str, Any]) -> list[Change]:
+def _reproduction(job: Job, diff: str, added: list[str], report: dict[str, Any], state: dict[str, Any]
+                  ) -> tuple[str, TestRun]:
+    """The reproduction and its run on the base: the job's, or (none given) the tests the diff adds, which
+    must then fail on the base code with the crash."""
+    if job.repro is not None:
+        assert job.base.repro is not None
+        return job.repro, job.base.repro
+    if not added:
+        raise Ended("not_reproduced", "no reproduction: no --test was given, the traceback names no test in "
+                    "the repo, and the diff adds no test file")
+    repro = "python -m pytest -q " + shlex.join(added)
+    report["command"] = repro
+    before = _in_box(job, tests_only(diff), lambda box: _run(box, repro, "base-added-tests", state["runs"]))
+    report["before"] = before.outcome
+    if before.outcome != "failed" or not before.crashed(job.exc_type, job.site):
+        raise Ended("not_reproduced", "the tests the diff adds do not fail on the base code with the crash"
+                    f"{_crash_words(job.exc_type, job.site)} ({_describe(before)}); they prove nothing")
+    return repro, before
+
+
+def _new_tests(job: Job, diff: str, added: list[str], repro: str, report: dict[str, Any],
+               state: dict[str, Any]) -> TestRun | None:
+    """The tests the diff adds, with the whole diff: they pass, every time. The run that counts as `after`
+    when they are the reproduction."""
+    own = job.repro is None
+    command = repro if own else "python -m pytest -q " + shlex.join(added)
+    new = _in_box(job, diff, lambda box: _passes_every_time(box, command, "new-tests", state["runs"],
+                                                            report if own else None))
+    return new if own else None
+
+
+def _integrity(job: Job, diff: str, state: dict[str, Any]) -> list[Change]:
     """Policy on the text, then on what git really changed, then the probe rules on the added lines."""
+    staged, base = job.staged, job.base
     policy = check_diff(diff, staged.files)
     state["files_changed"] = policy.files_changed
     if not policy.ok:
@@ -228,10 +178,10 @@ def _integrity(staged: StagedRepo, diff: str, base: Baseline, state: dict[str, A
     return changes
 
 
-def _check_source(staged: StagedRepo, source: str, base: Baseline, repro: str, own_repro: bool, open_box: OpenBox,
-                  suite_command: str, report: dict[str, Any], state: dict[str, Any]) -> TestRun:
+def _check_source(job: Job, source: str, repro: str, report: dict[str, Any], state: dict[str, Any]) -> TestRun:
     """With the diff's source part only: the reproduction passes every time, and nothing that passed breaks."""
     runs: list[tuple[str, TestRun]] = state["runs"]
+    base, suite_command, own_repro = job.base, job.suite_command, job.repro is None
 
     def body(box: Sandbox) -> TestRun:
         after = None if own_repro else _passes_every_time(box, repro, "repro", runs, report)
@@ -242,10 +192,10 @@ def _check_source(staged: StagedRepo, source: str, base: Baseline, repro: str, o
         state["regressions"], state["flaky"] = rerun_failing(box, suite_command, lost, runs)
         return after or suite
 
-    after = _in_box(staged, source, open_box, body)
+    after = _in_box(job, source, body)
     regressions, flaky = state.pop("regressions"), state["flaky"]
     if flaky:
-        regressions, flaky = flaky_on_base(staged, open_box, suite_command, regressions, flaky, runs)
+        regressions, flaky = flaky_on_base(job.staged, job.open_box, suite_command, regressions, flaky, runs)
         state["flaky"] = flaky
     state["pass_to_pass"] = {"total": len(base.suite.passed) - len(flaky), "regressions": regressions}
     if regressions:
@@ -254,11 +204,11 @@ def _check_source(staged: StagedRepo, source: str, base: Baseline, repro: str, o
     return after
 
 
-def _in_box(staged: StagedRepo, diff: str, open_box: OpenBox, body: Callable[[Sandbox], TestRun]) -> TestRun:
+def _in_box(job: Job, diff: str, body: Callable[[Sandbox], TestRun]) -> TestRun:
     """`body` in a fresh box on the base plus `diff` (the base itself when `diff` is empty)."""
-    tree = apply_diff(staged, diff)[0] if diff.strip() else None
+    tree = apply_diff(job.staged, diff)[0] if diff.strip() else None
     try:
-        with open_box(tree or staged) as box:
+        with job.open_box(tree or job.staged) as box:
             return body(box)
     finally:
         if tree:
@@ -293,9 +243,9 @@ def _passes_every_time(box: Sandbox, command: str, name: str, runs: list[tuple[s
     return first
 
 
-def _crash_words(crash: Crash) -> str:
-    words = f" {crash.type}" if crash.type else ""
-    return words + (f" raised through {crash.site[0]} in {crash.site[1]}" if crash.site else "")
+def _crash_words(exc_type: str | None, site: CrashSite | None) -> str:
+    words = f" {exc_type}" if exc_type else ""
+    return words + (f" raised through {site[0]} in {site[1]}" if site else "")
 
 
 def _describe(run: TestRun) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from patcher.sandbox import Sandbox
 from patcher.verify.evidence import CLAIMING_EXITS, Stream, check, crashed, read_stream
-from sandbox.protocol import DEFAULT_ALLOWLIST, REPORT_DIR, ReadReportRequest, RunTestRequest, check_command
+from sandbox.protocol import ReadReportRequest, RunTestRequest, check_command
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 OUTPUT_TAIL = 4000
@@ -91,12 +91,6 @@ def pytest_prefix(command: str) -> list[str]:
     return argv[:1] if argv[:1] == ["pytest"] else argv[:3]
 
 
-def _allowlist(box: Sandbox) -> tuple[tuple[str, ...], ...]:
-    config = getattr(box, "config", None)
-    extra = tuple(tuple(p) for p in getattr(config, "allowlist", []) or [])
-    return DEFAULT_ALLOWLIST + extra
-
-
 def _with_options(argv: list[str], options: list[str]) -> list[str]:
     if "--" in argv:
         at = argv.index("--")
@@ -108,12 +102,12 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
     """Run `command` in the box and decide from exit code and report what it proved."""
     started = time.monotonic()
     try:
-        argv = check_command(command, _allowlist(box))
+        argv = check_command(command, box.allowlist)
     except ValueError as e:
         return TestRun(command, None, False, False, output_tail=str(e))
     kind = command_kind(argv)
     report = f"{name}-{secrets.token_hex(4)}.xml"
-    report_dir = getattr(box, "report_dir", REPORT_DIR)
+    report_dir = box.report_dir
     if kind == "pytest":
         argv = _with_options(argv, [f"--junitxml={report_dir}/{report}", "-o", "junit_family=xunit1",
                                     "-p", "no:cacheprovider", "--continue-on-collection-errors"])

@@ -13,9 +13,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+import patcher.review.attest as attest
 from patcher.errors import BadInput
 from patcher.result import JobResult
-from patcher.review import Approval, AttestConfig, attest, run_gate
+from patcher.review import Approval, AttestConfig, run_gate
 from patcher.review.attest import build_statement, check, pae, sign_statement
 from tests.helpers import git, make_repo
 

@@ -6,7 +6,7 @@ repo's files, and the repo's own `[tool.patcher]` settings read from the base tr
 from patcher.intake.clone import CloneLimits
 from patcher.intake.frames import CrashSite, crash_site, innermost_repo_frames, map_frames
 from patcher.intake.gitview import find_toplevel, git_dirs
-from patcher.intake.repo import StagedRepo, host_git, stage_repo
+from patcher.intake.repo import GitFailed, StagedRepo, host_git, stage_repo
 from patcher.intake.repoconfig import Effective, effective
 from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback, parse_traceback
 
@@ -16,6 +16,7 @@ __all__ = [
     "Effective",
     "ExceptionInfo",
     "Frame",
+    "GitFailed",
     "ParsedTraceback",
     "StagedRepo",
     "crash_site",

@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-import git
-
 from patcher.errors import BadInput
 from patcher.intake.clone import CloneLimits, clone_url
 from patcher.intake.gitview import SAFE_GIT, find_toplevel, host_env, make_view
@@ -64,12 +62,20 @@ class StagedRepo:
 Env = dict[str, str]
 
 
+class GitFailed(Exception):
+    """A host git command that exited non-zero; `stderr` is what git said."""
+
+    def __init__(self, argv: list[str], status: int, stderr: str, stdout: str) -> None:
+        super().__init__(f"{' '.join(argv[:3])} exited {status}: {stderr.strip()[-500:]}")
+        self.argv, self.status, self.stderr, self.stdout = argv, status, stderr, stdout
+
+
 def host_git(cwd: Path, *args: str, env: Env | None = None, timeout: float = 600) -> str:
     """Host git with patcher's own settings; `env` points it at a private git dir (GIT_DIR, GIT_WORK_TREE)."""
     out = subprocess.run(["git", *SAFE_GIT, *args], cwd=cwd, env=host_env(**(env or {})), capture_output=True,
                          text=True, errors="surrogateescape", timeout=timeout, stdin=subprocess.DEVNULL)
-    if out.returncode != 0:  # the error GitPython raises, which callers (verify.apply_diff) catch
-        raise git.GitCommandError(["git", *args], out.returncode, out.stderr, out.stdout)
+    if out.returncode != 0:
+        raise GitFailed(["git", *args], out.returncode, out.stderr, out.stdout)
     return out.stdout.removesuffix("\n")
 
 
@@ -107,8 +113,8 @@ def _checkout_local(top: Path, ref: str, dest: Path) -> Path:
     make_view(top, dest / ".git", index=False)
     try:
         host_git(dest, "checkout", "--quiet", "--detach", ref, "--")
-    except git.GitCommandError as e:
-        raise BadInput(f"cannot check out {ref} of {top}: {_last_line(str(e.stderr))}") from e
+    except GitFailed as e:
+        raise BadInput(f"cannot check out {ref} of {top}: {_last_line(e.stderr)}") from e
     return dest
 
 
@@ -167,7 +173,7 @@ def leaves_repo(rel: str, target: str) -> bool:
 def _source_state(tree: Path, env: Env | None) -> tuple[str | None, bool]:
     try:
         head = host_git(tree, "rev-parse", "--verify", "--quiet", "HEAD", env=env)
-    except git.GitCommandError:
+    except GitFailed:
         return None, True
     # Submodules are not staged, so their state is not the base's; status would also enter their .git.
     dirty = bool(host_git(tree, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all",

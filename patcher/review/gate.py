@@ -17,10 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import git
-
 from patcher.errors import BadInput
-from patcher.intake import host_git
+from patcher.intake import GitFailed, host_git
 from patcher.review.attest import check, parse_envelope, statement_of
 from patcher.review.provenance import applied_tree
 
@@ -70,7 +68,7 @@ def _against_repo(ext: dict[str, Any], repo: Path, patch: bytes | None, base: st
         assert patch is not None
         try:
             result = applied_tree(repo, base_commit, patch.decode("utf-8", "surrogateescape"))
-        except git.GitCommandError:
+        except GitFailed:
             return f"patch: it does not apply to {base_commit[:12]}"
     if result != ext["result_tree"]:
         return "change: the result is not the base plus the verified patch (the trees differ)"
@@ -90,12 +88,12 @@ def _proved(ext: dict[str, Any]) -> str:
 def _rev(repo: Path, spec: str) -> str:
     try:
         return host_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", spec)
-    except git.GitCommandError as e:
+    except GitFailed as e:
         raise BadInput(f"{spec.split('^')[0]} is not a commit in {repo}") from e
 
 
 def _merge_base(repo: Path, a: str, b: str) -> str:
     try:
         return host_git(repo, "merge-base", a, b)
-    except git.GitCommandError as e:
+    except GitFailed as e:
         raise BadInput(f"{a[:12]} and {b[:12]} have no merge base in {repo} (fetch the whole history)") from e

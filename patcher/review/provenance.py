@@ -48,7 +48,7 @@ def result_tree(staged: StagedRepo, diff: str) -> str:
 
 def applied_tree(repo: Path, base: str, diff: str) -> str:
     """The tree of `base` with `diff` applied, computed in a scratch index and object directory (the
-    repository is left as it is); git.GitCommandError when the diff does not apply."""
+    repository is left as it is); intake.GitFailed when the diff does not apply."""
     scratch = Path(tempfile.mkdtemp(prefix="patcher-tree-"))
     try:
         patch = scratch / "patch.diff"

@@ -17,10 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import git
-
 from patcher.errors import BadInput
-from patcher.intake import CrashSite, StagedRepo, host_git
+from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.job import Job
 from patcher.sandbox import Sandbox
 from patcher.verify.policy import (
@@ -71,7 +69,7 @@ def apply_diff(staged: StagedRepo, diff: str) -> tuple[StagedRepo, list[Change]]
         for check in (["--check"], []):
             host_git(dest, "apply", *check, "--whitespace=nowarn", str(patch))
         changes = tree_changes(staged.path, dest)
-    except git.GitCommandError as e:
+    except GitFailed as e:
         shutil.rmtree(root, ignore_errors=True)
         last = (e.stderr or str(e)).strip().splitlines()[-1:] or [""]
         raise BadInput(f"the patch does not apply to the base: {last[0].strip()}") from e

@@ -52,7 +52,7 @@ def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
         colour = "green" if result.status == "verified" else "red"
         err.print(f"[{colour}]{result.status}[/] ({result.reason}): {markup_safe(result.message)}", highlight=False,
                   soft_wrap=True)
-        err.print(f"trace: {plain(result.trace)}", markup=False, highlight=False, soft_wrap=True)
+        err.print(f"trace: {plain(result.trace or '')}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(result.exit_code)
 
 

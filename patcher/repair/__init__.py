@@ -100,9 +100,12 @@ class Stats:
 class Scored(Protocol):
     """A ranked line (patcher.repair.localize.Suspect): repo path, line number, localization score."""
 
-    path: str
-    line: int
-    score: float
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def score(self) -> float: ...
 
 
 def candidates(

@@ -35,7 +35,8 @@ class Blank:
     def remove(self) -> None:
         for sock in (self.socket, getattr(self.socket, "_sock", None)):  # the SDK's SocketIO and the socket
             with contextlib.suppress(Exception):
-                sock.close()
+                if sock is not None:
+                    sock.close()
         for thing in (self.container, self.volume):
             with contextlib.suppress(docker.errors.APIError):
                 thing.remove(force=True)

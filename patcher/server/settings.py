@@ -19,7 +19,7 @@ import os
 import re
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -154,7 +154,7 @@ class ServerSettings(BaseSettings):
         return [root.resolve() for root in roots]
 
     @model_validator(mode="after")
-    def _check_production(self) -> ServerSettings:
+    def _check_production(self) -> Self:
         if not self.dev and not self.tokens:
             raise ValueError("PATCHER_TOKENS is not set; set name:token pairs (or PATCHER_DEV=1 for local use)")
         if self.signing_key is None and not self.dev:
@@ -214,7 +214,7 @@ class WorkerSettings(ServerSettings):
     neither tokens nor the signing key (which then stay off the hosts that run repositories' code)."""
 
     @model_validator(mode="after")
-    def _check_production(self) -> ServerSettings:
+    def _check_production(self) -> Self:  # replaces the server's check: a worker needs no tokens or key
         if self.workers < 1:
             raise ValueError("a worker needs PATCHER_WORKERS of at least 1")
         self.model_settings()

@@ -101,7 +101,7 @@ def _file_violations(pf: PatchedFile, existing: set[str]) -> tuple[list[str], li
     paths = list(dict.fromkeys(p for p in (source, target) if p))
     out = [v for p in paths if (v := _bad_path(p))]
     label = target or source or "?"
-    info = [line.rstrip("\n") for line in pf.patch_info]
+    info = [line.rstrip("\n") for line in pf.patch_info or []]
     out += [msg.format(path=label) for rx, msg in _HEADER_RULES if any(rx.match(line) for line in info)]
     if pf.is_binary_file:
         out.append(f"{label}: binary files may not be changed")

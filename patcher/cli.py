@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from patcher.agent import Limits
+from patcher.config import DEFAULT_SUITE
 from patcher.errors import BadInput, PatcherError
 from patcher.result import JobResult
 from patcher.termsafe import markup_safe, plain
@@ -227,7 +228,7 @@ def gate(
     head: Annotated[str | None, typer.Option("--head", help="The pull request's head (with --base).")] = None,
     repo: Annotated[Path, typer.Option("--repo", help="The repository checked against.")] = Path("."),
     suite: Annotated[str, typer.Option("--suite", help="The suite command the record must have run.")]
-    = "python -m pytest -q",
+    = DEFAULT_SUITE,
     require_approval: Annotated[bool, typer.Option("--require-approval", help="Also require an approval by "
                                                    "someone other than the submitter.")] = False,
 ) -> None:

@@ -15,6 +15,8 @@ OFFLINE_BASE_IMAGE = "patcher-base:bookworm"
 DEFAULT_BASE_IMAGE = "python:3.11-slim"
 SANDBOX_UID = 47213
 """uid of the unprivileged sandbox user; chosen to exist nowhere on a host (checked at image build)."""
+DEFAULT_SUITE = "python -m pytest -q"
+"""The suite command when neither the caller nor [tool.patcher] names one."""
 LABEL = "io.patcher.managed"
 """Label carried by every container, volume and image patcher creates."""
 

@@ -21,7 +21,7 @@ from patcher.repair import engine as templates
 from patcher.repair import localize
 from patcher.repair.site import is_test_path
 from patcher.repair.suppress import diff_warnings
-from patcher.result import AgentSummary
+from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
 from patcher.steps import Progress, verify_job
 from patcher.stopper import Stopper
@@ -46,7 +46,7 @@ class Run:
 class Proposal:
     """An engine's ending: a diff with its verdict, or the reason there is none."""
 
-    reason: str
+    reason: Reason
     message: str
     summary: AgentSummary
     diff: str = ""
@@ -112,9 +112,9 @@ class AgentEngine:
         if outcome.reason == "gave_up":  # the agent's own answer: nothing it changed is verified or handed out
             return Proposal("gave_up", outcome.message, summary, attempts=attempts)
         if ver is None:
-            reason = "no_change" if outcome.reason == "finished" else outcome.reason
+            reason = "no_change" if outcome.reason == "finished" else as_reason(outcome.reason)
             return Proposal(reason, f"no change was made ({outcome.message})", summary, attempts=attempts)
-        reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else outcome.reason
+        reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else as_reason(outcome.reason)
         message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
         return Proposal(reason, message, summary, diff, ver, attempts,
                         diff_warnings(diff, job.staged.path, job.parsed))

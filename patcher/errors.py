@@ -11,42 +11,46 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from patcher.result import Reason
+
 
 class PatcherError(Exception):
     exit_code = 1
-    reason = "sandbox_error"
+    reason: Reason = "sandbox_error"
 
 
 class BadInput(PatcherError):
     exit_code = 2
-    reason = "bad_input"
+    reason: Reason = "bad_input"
 
 
 class EnvironmentUnavailable(PatcherError):
     exit_code = 3
-    reason = "sandbox_error"
+    reason: Reason = "sandbox_error"
 
 
 class SetupFailed(EnvironmentUnavailable):
-    reason = "setup_failed"
+    reason: Reason = "setup_failed"
 
 
 class ModelUnreachable(EnvironmentUnavailable):
-    reason = "model_error"
+    reason: Reason = "model_error"
 
 
 class SandboxError(PatcherError):
-    exit_code = 1
-    reason = "sandbox_error"
+    pass
 
 
 class ModelError(PatcherError):
     exit_code = 1
-    reason = "model_error"
+    reason: Reason = "model_error"
 
 
 class Cancelled(PatcherError):
     """The job was cancelled while it ran (its boxes are killed, its model call abandoned)."""
 
     exit_code = 1
-    reason = "cancelled"
+    reason: Reason = "cancelled"

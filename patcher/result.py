@@ -8,9 +8,27 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
+Reason = Literal[
+    "verified",
+    # the diff was checked and refused (patcher/verify)
+    "tests_failed", "regression", "not_reproduced", "policy_violation", "report_tampered", "suspicious_diff",
+    # the engine proposed nothing, or stopped
+    "no_change", "gave_up", "cut_off", "round_limit", "budget_exceeded", "timeout", "repeated_call",
+    # errors (status "error")
+    "model_error", "sandbox_error", "bad_input", "setup_failed", "cancelled",
+]
+"""Every `reason` of the contract (README: "The result"); a new one is added here and in README together."""
+REASONS: frozenset[str] = frozenset(get_args(Reason))
 ERROR_REASONS = {"bad_input", "sandbox_error", "model_error", "setup_failed"}
+
+
+def as_reason(text: str) -> Reason:
+    """`text` as a reason of the contract (an agent's stop reason, say), or ValueError."""
+    if text not in REASONS:
+        raise ValueError(f"{text!r} is not a reason of the contract")
+    return text  # type: ignore[return-value]
 
 
 def empty_verification(repro_command: str | None = None, before: str = "not_run",
@@ -40,7 +58,7 @@ class AgentSummary:
 class JobResult:
     run_id: str
     status: str
-    reason: str
+    reason: Reason
     message: str
     diff: str | None = None
     base_commit: str | None = None
@@ -58,6 +76,8 @@ class JobResult:
     exit_code: int = 1
 
     def __post_init__(self) -> None:
+        if self.reason not in REASONS:
+            raise ValueError(f"{self.reason!r} is not a reason of the contract")
         if self.status != "verified":
             self.diff = None  # fail closed: only a verified result carries a diff
         elif not self.diff or self.reason != "verified":

@@ -15,7 +15,7 @@ from patcher.config import SandboxConfig, patcher_home
 from patcher.env import EnvConfig, ensure_env_image
 from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, effective, map_frames
 from patcher.job import Job
-from patcher.result import JobResult, empty_verification, exit_code_for, status_for
+from patcher.result import JobResult, Reason, empty_verification, exit_code_for, status_for
 from patcher.review import base_provenance, with_result
 from patcher.sandbox import BoxPool, DockerSandbox, docker_client, reap, require_image
 from patcher.stopper import Stopper
@@ -124,7 +124,7 @@ def settings_for(trace: Trace, staged: StagedRepo, test: str | None, suite: str 
     return settings
 
 
-def finish(trace: Trace, staged: StagedRepo | None, reason: str, message: str,
+def finish(trace: Trace, staged: StagedRepo | None, reason: Reason, message: str,
             exit_code: int | None = None, **fields: object) -> JobResult:
     status = status_for(reason)
     message = trace.redact.text(message)  # errors may quote a URL with credentials, or a secret

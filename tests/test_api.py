@@ -20,7 +20,7 @@ import pytest
 from patcher.config import SANDBOX_IMAGE
 from patcher.errors import BadInput
 from patcher.review import generate_keypair, run_gate, statement_of
-from patcher.review.attest import check
+from patcher.review.attestation import check
 from patcher.server import load_settings
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import git, make_repo

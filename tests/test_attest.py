@@ -13,11 +13,12 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-import patcher.review.attest as attest
 from patcher.errors import BadInput
 from patcher.result import JobResult
 from patcher.review import Approval, AttestConfig, run_gate
-from patcher.review.attest import build_statement, check, pae, sign_statement
+from patcher.review import attestation as attest
+from patcher.review.attestation import build_statement, check
+from patcher.review.dsse import pae, sign_statement
 from tests.helpers import git, make_repo
 
 DIFF = """\

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from patcher.review import statement_of
-from patcher.review.attest import check
+from patcher.review.attestation import check
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import make_repo
 from tests.test_api import ALICE, BOB, HOSTILE, ApiServer

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from patcher.config import SandboxConfig
+from patcher.config import DEFAULT_SUITE, SandboxConfig
 from patcher.errors import BadInput
 from patcher.intake import effective
-from patcher.intake.repoconfig import DEFAULT_SUITE, read_repo_settings
+from patcher.intake.repoconfig import read_repo_settings
 from patcher.pipeline import JobSpec, run_job, verify_patch
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import make_repo

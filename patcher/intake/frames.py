@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from patcher.intake.traceback import Frame, ParsedTraceback, _common_length
+from patcher.intake.tbtext import common_length
+from patcher.intake.traceback import Frame, ParsedTraceback
 
 _INSTALLED = re.compile(r"(?<=/)(?:lib\w*/python\d\.\d+t?|python\d{2,3}/lib|site-packages|dist-packages)/", re.I)
 
@@ -24,7 +25,7 @@ def map_path(file: str, repo_files: Iterable[str]) -> str | None:
     if not parts or file.startswith("<"):
         return None
     candidates = [c for c in (_parts(f) for f in repo_files if f.endswith(parts[-1])) if c[-1] == parts[-1]]
-    scored = [(_common_length(parts[::-1], c[::-1]), "/".join(c)) for c in candidates]
+    scored = [(common_length(parts[::-1], c[::-1]), "/".join(c)) for c in candidates]
     installed = list(_INSTALLED.finditer(path))
     needed = len(_parts(path[installed[-1].end() :])) if installed else 1 + (len(candidates) > 1)
     best = max((k for k, _ in scored), default=0)

@@ -18,10 +18,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from patcher.config import SandboxConfig
+from patcher.config import DEFAULT_SUITE, SandboxConfig
 from patcher.errors import BadInput
 
-DEFAULT_SUITE = "python -m pytest -q"
 """The pass-to-pass suite when neither a flag nor the repository names one."""
 MAX_PYPROJECT_BYTES = 1_000_000
 

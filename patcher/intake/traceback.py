@@ -16,12 +16,11 @@ carets) and pytest output (`--tb=long|short|native`, summary lines), bare or ins
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from itertools import islice
 from typing import Literal
 
 from patcher.errors import BadInput
+from patcher.intake.tbtext import HEADER, indent, normalize
 
 NO_TRACEBACK = (
     "no Python traceback found in the input: expected a 'Traceback (most recent call last):' block "
@@ -29,9 +28,6 @@ NO_TRACEBACK = (
 )
 _MAX_MESSAGE_LINES = 20
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_HEADER = re.compile(r"(?:Exception Group )?Traceback \(most recent call last\):\s*$")
-_ANCHOR = re.compile(_HEADER.pattern + r"|(?<!=)={3,} (?:FAILURES|ERRORS|short test summary info) ={3,}\s*$")
 _SECTION = re.compile(r"_{3,} (?P<name>.+?) _{3,}\s*$")
 _BANNER = re.compile(r"={3,} ?(?P<title>[^=]*?) ?={3,}\s*$")
 _CAPTURED = re.compile(r"-{3,} Captured .* -{3,}\s*$")
@@ -50,8 +46,6 @@ _SUMMARY = re.compile(r"(?:SUB)?(?:FAILED|ERROR)(?:\(.*\))? "  # pytest 9 subtes
 _PROGRESS = re.compile(r"(?P<node>\S+?\.py::\S+) (?:FAILED|ERROR)\b")
 _LOG_RECORD = re.compile(r"\[?\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
 _DEF = re.compile(r"\s*(?:async\s+)?def\s+(?P<name>\w+)")
-_GROUP = re.compile(r"\s*([|+])(?: |$)")
-_GROUP_RULE = re.compile(r"[\s|]*\+[-+]+(?: .*)?$")
 
 
 @dataclass(frozen=True)
@@ -84,59 +78,9 @@ class ParsedTraceback:
 
 def parse_traceback(text: str) -> ParsedTraceback:
     parser = _Parser()
-    for line, depth, prefix in _normalize(text):
+    for line, depth, prefix in normalize(text):
         parser.feed(line, depth, prefix)
     return parser.result()
-
-
-def _common_length(a: Sequence[object], b: Sequence[object]) -> int:
-    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _normalize(text: str) -> list[tuple[str, int, str]]:
-    """(line, exception-group depth, log prefix removed from it) for each input line kept."""
-    lines = _strip_log_prefixes(re.split(r"\r?\n|\r", _ANSI.sub("", text)))
-    group = any("Exception Group Traceback" in line for line, _ in lines)
-    return [(*(_strip_group(line) if group else (line, 0)), prefix) for line, prefix in lines]
-
-
-def _strip_log_prefixes(lines: list[str]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    prefix = ""
-    for i, line in enumerate(lines):
-        if anchor := _ANCHOR.search(line):
-            kept = prefix if _shape(line[: len(prefix)]) == _shape(prefix) else ""
-            extra = line[len(kept) : anchor.start()]
-            group_decoration = not extra.strip(" |+") and bool(set(extra) & {"|", "+"})
-            if len(kept) < len(prefix) or (extra and not group_decoration):
-                raw = _shape(line[: anchor.start()])
-                following = next((_shape(n) for n in islice(lines, i + 1, None) if n.strip()), raw)
-                prefix = line[: _common_length(raw, following)]
-        if not prefix or _shape(line[: len(prefix)]) == _shape(prefix):
-            out.append((line[len(prefix) :], line[: len(prefix)]))
-        elif not line.strip() or _shape(line.rstrip()) == _shape(prefix.rstrip()):
-            out.append(("", ""))
-        elif prefix.isspace():
-            out.append((line[min(len(prefix), _indent(line)) :], ""))
-    return out
-
-
-def _shape(text: str) -> str:
-    return re.sub(r"\d", "0", text)
-
-
-def _strip_group(line: str) -> tuple[str, int]:
-    """Exception-group decoration off a line, and how deep in the group it sits (count of `|`)."""
-    if _GROUP_RULE.match(line):
-        return "", 0
-    depth = 0
-    while m := _GROUP.match(line):
-        depth, line = depth + (m.group(1) == "|"), line[m.end() :]
-    return line, depth
 
 
 @dataclass
@@ -202,7 +146,7 @@ class _Parser:
                 self.failing.append(m["node"])
             msg = m.groupdict().get("msg")
             self.summary_exc = (msg and _summary_exception(msg)) or self.summary_exc
-        elif _HEADER.match(line):
+        elif HEADER.match(line):
             if self.tb is None or not self.tb.empty():
                 self._finish(_Tb(), new_section=self.tb is None or depth == 0)
             assert self.tb is not None
@@ -222,7 +166,7 @@ class _Parser:
             self.in_message = False
         if self.source_for is not None:
             expected, self.source_for = self.source_for, None
-            if line.strip() and _indent(line) > expected and not _NOISE.match(line):
+            if line.strip() and indent(line) > expected and not _NOISE.match(line):
                 source = line.strip()
                 frames = self._tb().frames
                 frames[-1] = replace(frames[-1], source=None if source == "???" else source)
@@ -232,7 +176,7 @@ class _Parser:
         if m := _FILE.match(line):
             if self.tb is None or self.tb.exc_type or self.tb.e_lines:
                 self._finish(_Tb(), new_section=True)
-            self._add_frame(m["file"], m["line"], m["func"] or "", None, wait=_indent(line))
+            self._add_frame(m["file"], m["line"], m["func"] or "", None, wait=indent(line))
             self._tb().cpython = True
         elif (m := _E_LINE.match(line)) and self._pytest_context():
             self._tb().e_lines.append(m["text"] or "")
@@ -298,12 +242,12 @@ class _Parser:
 
 def _read_e_lines(lines: list[str], location_type: str | None) -> tuple[list[Frame], ExceptionInfo | None]:
     """pytest's `E` block: maybe a CPython tail (SyntaxError frames), then the exception and its message."""
-    cut = min((_indent(line) for line in lines if line.strip()), default=0)
+    cut = min((indent(line) for line in lines if line.strip()), default=0)
     text, frames, i = [line[cut:] for line in lines], [], 0
     while i < len(text):
         if m := _FILE.match(text[i]):
             after = text[i + 1] if i + 1 < len(text) else ""
-            has_source = bool(after.strip()) and _indent(after) > _indent(text[i]) and not _NOISE.match(after)
+            has_source = bool(after.strip()) and indent(after) > indent(text[i]) and not _NOISE.match(after)
             frames.append(Frame(m["file"], int(m["line"]), m["func"] or "", after.strip() if has_source else None))
             i += 1 + has_source
         elif not text[i].strip() or _NOISE.match(text[i]):

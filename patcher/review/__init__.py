@@ -2,7 +2,7 @@
 (provenance), and the gate that checks one against a repository before a merge.
 """
 
-from patcher.review.attest import Approval, AttestConfig, attest, generate_keypair, load_private_key, statement_of
+from patcher.review.attestation import Approval, AttestConfig, attest, generate_keypair, load_private_key, statement_of
 from patcher.review.gate import run_gate
 from patcher.review.provenance import base_provenance, with_result
 

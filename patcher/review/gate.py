@@ -17,12 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from patcher.config import DEFAULT_SUITE
 from patcher.errors import BadInput
 from patcher.intake import GitFailed, host_git
-from patcher.review.attest import check, parse_envelope, statement_of
+from patcher.review.attestation import check, parse_envelope, statement_of
 from patcher.review.provenance import applied_tree
-
-DEFAULT_SUITE = "python -m pytest -q"
 
 
 def _read(path: Path, what: str) -> bytes:

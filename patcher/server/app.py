@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -42,7 +42,7 @@ from patcher.server.service import (
     TooMany,
 )
 from patcher.server.settings import ServerSettings
-from patcher.server.store import IdempotencyConflict, UnknownJob
+from patcher.server.store import IdempotencyConflict, JobState, UnknownJob
 
 STATUS = {UnknownJob: 404, NotAvailable: 404, IdempotencyConflict: 409, Conflict: 409, TooLarge: 413,
           Forbidden: 403, TooMany: 429}
@@ -103,7 +103,7 @@ def _routes(app: FastAPI) -> None:
 
     @app.get("/v1/jobs")
     def list_jobs(service: Service, who: Who,
-                  state: Literal["queued", "running", "done", "failed", "cancelled"] | None = None,
+                  state: JobState | None = None,
                   limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
         return {"jobs": [service.summary(job) for job in service.list_jobs(state, limit)]}
 

@@ -18,7 +18,7 @@ from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String, UniqueCons
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from patcher.server.store import JobRow, create_schema
+from patcher.server.db import JobRow, create_schema
 
 
 class _Base(DeclarativeBase):

@@ -29,6 +29,7 @@ from pygments.lexers import DiffLexer
 from patcher.errors import BadInput
 from patcher.server.auth import COOKIE, AuthError, page_reader, who_is
 from patcher.server.service import FINISHED, Forbidden, JobService
+from patcher.server.store import STATES
 
 router = APIRouter(include_in_schema=False)
 TEMPLATES = Path(__file__).parent / "web" / "templates"
@@ -72,7 +73,7 @@ def index(request: Request, state: str | None = None) -> Response:
     if (who := reader(request)) is None:
         return _sign_in(request)
     service = service_of(request)
-    state = state if state in ("queued", "running", "done", "failed", "cancelled") else None
+    state = state if state in STATES else None
     jobs = [service.summary(job) for job in service.list_jobs(state, 200)]
     return render("index.html", jobs=jobs, state=state, who=who)
 

@@ -23,34 +23,24 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
-    JSON,
-    DateTime,
-    ForeignKey,
-    MetaData,
-    String,
-    Text,
     create_engine,
-    event,
     func,
-    inspect,
     or_,
     select,
-    text,
     update,
 )
-from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.orm import Session
 
-from patcher.config import patcher_home
 from patcher.errors import BadInput
+from patcher.server.db import Base, JobRow, ReviewRow, create_schema, default_url, sqlite_engine
 
-STATES = ("queued", "running", "done", "failed", "cancelled")
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+STATES: tuple[JobState, ...] = get_args(JobState)
 DECISIONS = ("approve", "reject")
 
 
@@ -71,52 +61,6 @@ class StoreConfig(BaseModel):
     """SQLAlchemy URL (e.g. postgresql+psycopg://…); None means the SQLite file PATCHER_HOME/patcher.db."""
     busy_timeout_s: float = 30.0
     """SQLite: how long a writer waits for another to finish before giving up."""
-
-
-class _UTC(TypeDecorator[datetime]):
-    """Naive UTC in the database, aware UTC in Python, so every backend compares the same."""
-
-    impl = DateTime
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
-        return value.astimezone(UTC).replace(tzinfo=None) if value is not None else None
-
-    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
-        return value.replace(tzinfo=UTC) if value is not None else None
-
-
-class _Base(DeclarativeBase):
-    pass
-
-
-class JobRow(_Base):
-    __tablename__ = "jobs"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    created_at: Mapped[datetime] = mapped_column(_UTC, index=True)
-    updated_at: Mapped[datetime] = mapped_column(_UTC)
-    state: Mapped[str] = mapped_column(String(16), index=True)
-    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
-    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True, nullable=True)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    attempts: Mapped[int] = mapped_column(default=0)
-    cancel_requested: Mapped[bool] = mapped_column(default=False)
-    claim_token: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
-    heartbeat_at: Mapped[datetime | None] = mapped_column(_UTC, nullable=True)
-    submitter: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
-
-
-class ReviewRow(_Base):
-    __tablename__ = "reviews"
-
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), index=True)
-    decision: Mapped[str] = mapped_column(String(16))
-    comment: Mapped[str] = mapped_column(Text, default="")
-    who: Mapped[str] = mapped_column(String(255))
-    created_at: Mapped[datetime] = mapped_column(_UTC)
 
 
 @dataclass(frozen=True)
@@ -163,52 +107,6 @@ def _review(row: ReviewRow) -> Review:
     return Review(job_id=row.job_id, decision=row.decision, comment=row.comment, who=row.who, when=row.created_at)
 
 
-def default_url() -> str:
-    home = patcher_home()
-    home.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{home / 'patcher.db'}"
-
-
-def _sqlite_engine(url: str, busy_timeout_s: float) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": busy_timeout_s, "check_same_thread": False})
-
-    @event.listens_for(engine, "connect")
-    def _connect(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
-        cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-    return engine
-
-
-SCHEMA_LOCK = 0x7061_7463_6865_72
-"""PostgreSQL advisory lock held while the tables are made (any fixed number shared by every node)."""
-
-
-def create_schema(engine: Engine, metadata: MetaData) -> None:
-    """Make missing tables once, also when many processes start on one new database at the same moment:
-    PostgreSQL takes an advisory lock for it; SQLite's BEGIN IMMEDIATE already lets one writer in."""
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
-        metadata.create_all(conn)
-        if "jobs" in metadata.tables:
-            _add_missing_columns(conn)
-
-
-def _add_missing_columns(conn: Connection) -> None:
-    """Databases made before a column was added get it (nullable, so old rows stay valid)."""
-    have = {c["name"] for c in inspect(conn).get_columns("jobs")}
-    if "submitter" not in have:
-        conn.exec_driver_sql("ALTER TABLE jobs ADD COLUMN submitter VARCHAR(64)")
-
-
 class Store:
     """Jobs and reviews in one database. Thread-safe; several processes may share one SQLite file."""
 
@@ -216,9 +114,9 @@ class Store:
         cfg = StoreConfig(url=config) if isinstance(config, str) or config is None else config
         url = cfg.url or default_url()
         self.url = url
-        self.engine = _sqlite_engine(url, cfg.busy_timeout_s) if url.startswith("sqlite") else \
+        self.engine = sqlite_engine(url, cfg.busy_timeout_s) if url.startswith("sqlite") else \
             create_engine(url, pool_pre_ping=True)
-        create_schema(self.engine, _Base.metadata)
+        create_schema(self.engine, Base.metadata)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -20,6 +20,7 @@ from typing import Any
 from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.job import Job
+from patcher.result import Reason
 from patcher.sandbox import Sandbox
 from patcher.verify.policy import (
     NEW_TEST_FILE,
@@ -39,9 +40,9 @@ from sandbox.protocol import ModulesRequest
 
 
 class Ended(Exception):
-    """A verdict reached part-way (raised by the checks below, caught once in _verify)."""
+    """A verdict reached part-way (raised by the steps below, caught once in verify)."""
 
-    def __init__(self, reason: str, message: str, **fields: Any) -> None:
+    def __init__(self, reason: Reason, message: str, **fields: Any) -> None:
         super().__init__(message)
         self.reason, self.message, self.fields = reason, message, fields
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from patcher.result import Reason
 from patcher.verify.testruns import TestRun
 
 NO_TESTS_COLLECTED = 5
@@ -36,7 +37,7 @@ class Baseline:
 @dataclass
 class Verification:
     status: str
-    reason: str
+    reason: Reason
     message: str
     reproduction: dict[str, Any]
     files_changed: list[str] = field(default_factory=list)

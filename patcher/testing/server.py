@@ -1,101 +1,16 @@
-"""Fakes of the seams, so tests and demos need no mocks.
-
-`ScriptedModelServer` is a real HTTP server speaking the OpenAI chat-completions protocol (plain JSON
-and server-sent events). It plays a script: each chat request takes the next step, a reply or a fault.
-
-    with ScriptedModelServer([reply(tool_calls=[("read_file", {"path": "a.py"})]), reply("done")]) as srv:
-        model = OpenAIModel(srv.model_config())
-
-A step may be a callable `f(request_json) -> step` for dynamic scripts; a step serves one request, so a
-52-round loop is `[f] * 52`. Tool-call ids are `call_1`, `call_2`, … across the whole run. When the
-script runs out the server answers HTTP 500 with a message saying so, so a test fails loudly.
-"""
+"""The scripted model server: one HTTP request takes the next step of the script (see patcher.testing)."""
 
 from __future__ import annotations
 
 import json
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-CREATED = 1_700_000_000
-NULL_FINISH = "\x00null"
-"""Pass as `finish_reason` to send `"finish_reason": null`."""
-
-
-@dataclass(frozen=True)
-class Reply:
-    content: str | None
-    tool_calls: tuple[tuple[str, str], ...]
-    finish_reason: str | None
-    usage: tuple[int, int] | None
-    send_usage: bool = True
-    model: str | None = None
-
-
-@dataclass(frozen=True)
-class HttpError:
-    status: int
-    body: dict[str, Any] | str
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Delayed:
-    seconds: float
-    step: Step
-
-
-Step = Reply | HttpError | Delayed | Callable[[dict[str, Any]], "Step"]
-
-
-def reply(content: str | None = None, tool_calls: Iterable[tuple[str, dict[str, Any] | str]] = (),
-          finish_reason: str | None = None, usage: tuple[int, int] | None = None, *,
-          send_usage: bool = True, model: str | None = None) -> Reply:
-    """A reply. Tool-call arguments are a dict (sent as JSON) or a raw string (sent as is).
-
-    finish_reason defaults to "tool_calls" when there are tool calls, else "stop"; usage defaults to a
-    rough count from the request size; send_usage=False leaves `usage` out of the response.
-    """
-    calls = tuple((name, args if isinstance(args, str) else json.dumps(args)) for name, args in tool_calls)
-    if finish_reason is None:
-        finish_reason = "tool_calls" if calls else "stop"
-    return Reply(content, calls, None if finish_reason == NULL_FINISH else finish_reason, usage,
-                 send_usage, model)
-
-
-def http_error(status: int, body: dict[str, Any] | str | None = None, *,
-               retry_after: float | str | None = None, headers: dict[str, str] | None = None) -> HttpError:
-    """An HTTP error answer; the default body is OpenAI's `{"error": {...}}` shape."""
-    if body is None:
-        body = {"error": {"message": f"scripted HTTP {status}", "type": "scripted_error", "code": None}}
-    extra = dict(headers or {})
-    if retry_after is not None:
-        extra["Retry-After"] = str(retry_after)
-    return HttpError(status, body, tuple(extra.items()))
-
-
-def delay(seconds: float, step: Step | None = None) -> Delayed:
-    """Wait `seconds` before answering with `step` (default: a plain reply) — to trip client timeouts."""
-    return Delayed(seconds, step if step is not None else reply("late reply"))
-
-
-def cut_off(name: str = "edit_file", partial: str = '{"path": "src/ma', content: str | None = None) -> Reply:
-    """A reply stopped by the token limit: finish_reason "length" and a half-written tool call."""
-    return reply(content, [(name, partial)], "length")
-
-
-def malformed_args(name: str, raw: str) -> Reply:
-    """A tool call whose arguments are not valid JSON (or not what the tool takes)."""
-    return reply(None, [(name, raw)], "tool_calls")
-
-
-def content_filter(content: str | None = None) -> Reply:
-    """A reply withheld by the provider's content filter."""
-    return reply(content, (), "content_filter")
+from patcher.testing.steps import CREATED, Delayed, HttpError, Reply, Step
 
 
 @dataclass(frozen=True)

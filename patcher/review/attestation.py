@@ -19,8 +19,6 @@ for gates that do not require approval, and a reject decision never satisfies on
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import os
@@ -35,8 +33,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from pydantic import BaseModel, ConfigDict, Field
 
 from patcher.errors import BadInput
+from patcher.review.dsse import (
+    PAYLOAD_TYPE,
+    b64,
+    keyid_of,
+    pae,
+    require_envelope,
+    sign_statement,
+)
 
-PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 TEST_RESULT_PREDICATE = "https://in-toto.io/attestation/test-result/v0.1"
 EXTENSION = "patcher"
@@ -87,11 +92,6 @@ def generate_keypair(private_path: Path, public_path: Path | None = None) -> str
 
 def public_pem(key: Ed25519PublicKey) -> bytes:
     return key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-
-
-def keyid_of(key: Ed25519PublicKey) -> str:
-    """sha256 of the raw 32-byte public key, hex: a hint naming the key, never trusted on its own."""
-    return hashlib.sha256(key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)).hexdigest()
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
@@ -189,22 +189,6 @@ def _approval_json(approval: Approval | None) -> dict[str, Any] | None:
             "comment": approval.comment}
 
 
-# DSSE ------------------------------------------------------------------------------------------------
-
-def pae(payload_type: str, body: bytes) -> bytes:
-    """DSSE pre-authentication encoding: "DSSEv1" SP len(type) SP type SP len(body) SP body."""
-    kind = payload_type.encode()
-    return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(body), body)
-
-
-def sign_statement(statement: Mapping[str, Any], key: Ed25519PrivateKey) -> dict[str, Any]:
-    """The DSSE envelope of `statement`, signed with `key`."""
-    body = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
-    sig = key.sign(pae(PAYLOAD_TYPE, body))
-    return {"payloadType": PAYLOAD_TYPE, "payload": base64.b64encode(body).decode(),
-            "signatures": [{"keyid": keyid_of(key.public_key()), "sig": base64.b64encode(sig).decode()}]}
-
-
 def attest(result: Mapping[str, Any], config: AttestConfig, *, image: str | None = None,
            suite_command: str | None = None, approval: Approval | None = None,
            submitter: str | None = None) -> dict[str, Any]:
@@ -220,26 +204,12 @@ def parse_envelope(text: str | bytes) -> dict[str, Any]:
         envelope = json.loads(text)
     except (ValueError, UnicodeDecodeError) as e:
         raise BadInput(f"the attestation is not JSON: {e}") from e
-    return _require_envelope(envelope)
-
-
-def _require_envelope(envelope: Any) -> dict[str, Any]:
-    if not isinstance(envelope, Mapping) or not isinstance(envelope.get("payloadType"), str) \
-            or not isinstance(envelope.get("payload"), str) or not isinstance(envelope.get("signatures"), list):
-        raise BadInput("the attestation is not a DSSE envelope (payloadType, payload, signatures)")
-    return dict(envelope)
-
-
-def _b64(text: str, what: str) -> bytes:
-    try:  # DSSE allows standard or URL-safe base64
-        return base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError) as e:
-        raise BadInput(f"the attestation's {what} is not base64") from e
+    return require_envelope(envelope)
 
 
 def statement_of(envelope: Mapping[str, Any]) -> dict[str, Any]:
     """The statement inside an envelope, NOT verified (for display only; gates use `check`)."""
-    return json.loads(_b64(envelope["payload"], "payload"))
+    return json.loads(b64(envelope["payload"], "payload"))
 
 
 # verification ----------------------------------------------------------------------------------------
@@ -253,10 +223,10 @@ def check(patch_bytes: bytes | None, envelope: Mapping[str, Any], public_key_pem
     Raises BadInput when the envelope or the key is malformed; every failed check is (False, reason).
     """
     key = load_public_key(public_key_pem)
-    envelope = _require_envelope(envelope)
+    envelope = require_envelope(envelope)
     if envelope["payloadType"] != PAYLOAD_TYPE:
         return False, f"payload type: {envelope['payloadType']!r} is not {PAYLOAD_TYPE!r}"
-    body = _b64(envelope["payload"], "payload")
+    body = b64(envelope["payload"], "payload")
     if not any(_verifies(key, sig, body) for sig in envelope["signatures"]):
         return False, f"signature: no signature verifies with the public key {keyid_of(key)[:16]}…"
     try:
@@ -292,7 +262,7 @@ def _verifies(key: Ed25519PublicKey, sig: Any, body: bytes) -> bool:
     if not isinstance(sig, dict) or not isinstance(sig.get("sig"), str):
         return False
     try:
-        key.verify(_b64(sig["sig"], "signature"), pae(PAYLOAD_TYPE, body))
+        key.verify(b64(sig["sig"], "signature"), pae(PAYLOAD_TYPE, body))
     except (InvalidSignature, BadInput):
         return False
     return True

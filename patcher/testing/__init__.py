@@ -1,0 +1,28 @@
+"""Fakes of the seams, so tests and demos need no mocks.
+
+`ScriptedModelServer` is a real HTTP server speaking the OpenAI chat-completions protocol (plain JSON
+and server-sent events). It plays a script: each chat request takes the next step, a reply or a fault.
+
+    with ScriptedModelServer([reply(tool_calls=[("read_file", {"path": "a.py"})]), reply("done")]) as srv:
+        model = OpenAIModel(srv.model_config())
+
+A step may be a callable `f(request_json) -> step` for dynamic scripts; a step serves one request, so a
+52-round loop is `[f] * 52`. Tool-call ids are `call_1`, `call_2`, … across the whole run. When the
+script runs out the server answers HTTP 500 with a message saying so, so a test fails loudly.
+"""
+
+from patcher.testing.server import RecordedRequest, ScriptedModelServer
+from patcher.testing.steps import (
+    NULL_FINISH,
+    Reply,
+    Step,
+    content_filter,
+    cut_off,
+    delay,
+    http_error,
+    malformed_args,
+    reply,
+)
+
+__all__ = ["NULL_FINISH", "RecordedRequest", "Reply", "ScriptedModelServer", "Step", "content_filter", "cut_off",
+           "delay", "http_error", "malformed_args", "reply"]

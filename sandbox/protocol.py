@@ -148,10 +148,6 @@ class ProtocolError(ValueError):
     """A line that is not a valid request or result."""
 
 
-def request_fields(tool: str) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(REQUEST_TYPES[tool]))
-
-
 def build_request(tool: str, args: dict[str, Any]) -> Request:
     """Typed request from a tool name and its arguments; ProtocolError says what is wrong."""
     if tool not in REQUEST_TYPES:

@@ -1,7 +1,7 @@
 """A bounded pool of worker threads that runs queued jobs from the store.
 
 Each worker claims a job atomically, calls `runner(spec, job_id) -> result` (in production
-`pipeline_runner`, which imports the pipeline only when a job runs), and records the result; a runner
+`JobService.run`, which imports the pipeline only when a job runs), and records the result; a runner
 that raises fails its job with the error. A housekeeping thread extends the leases of running jobs,
 raises the cooperative cancel flag of a job cancelled from elsewhere (or whose claim was lost), and
 recovers jobs whose worker vanished: re-queued, or failed with a reason once `max_attempts` runs were
@@ -46,13 +46,6 @@ class PoolConfig(BaseModel):
     exclusive: bool = False
     """This pool is the only one using the database: at start every running job is taken as interrupted
     at once, without waiting for its lease to lapse. Leave False when several processes share the store."""
-
-
-def pipeline_runner(spec: dict[str, Any], job_id: str) -> dict[str, Any]:
-    """The production runner: `pipeline.run_job` on a stored `JobSpec`."""
-    from patcher.pipeline import JobSpec, run_job
-
-    return run_job(JobSpec.model_validate(spec)).as_json()
 
 
 class WorkerPool:

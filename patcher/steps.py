@@ -95,9 +95,10 @@ def verify_job(job: Job, diff: str, trace: Trace) -> Verification:
 
 def emit_runs(trace: Trace, phase: str, runs: list[tuple[str, TestRun]]) -> None:
     for name, run in runs:
+        shared = {"answered_by": run.answered_by} if run.answered_by else {}
         trace.emit("verify", phase=phase, step=name, command=run.command, outcome=run.outcome,
                    exit_code=run.exit_code, passed=len(run.passed), failed=sorted(run.failed)[:20],
-                   duration_ms=round(run.duration_ms, 1))
+                   duration_ms=round(run.duration_ms, 1), **shared)
 
 
 def open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None,

@@ -22,6 +22,7 @@ from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.job import Job
 from patcher.result import Reason
 from patcher.sandbox import Sandbox
+from patcher.verify.contain import derived, targets_in
 from patcher.verify.policy import (
     NEW_TEST_FILE,
     check_diff,
@@ -50,12 +51,28 @@ class Ended(Exception):
 def run_baseline(job: Job) -> Baseline:
     """The reproduction (which must fail with the traceback's exception, through the crash site) and the
     suite, on the pristine repo."""
+    targets = targets_in(job.repro, job.suite_command)
     with job.open_box(job.staged) as box:
         installed = list(box.call(ModulesRequest()).data.get("modules") or [])
-        first = run_tests(box, job.repro, "base-repro") if job.repro else None
-        suite = run_tests(box, job.suite_command, "base-suite")
+        first: TestRun | None = None
+        if job.repro and targets:  # the suite runs the reproduction's tests: one run may answer both
+            suite = run_tests(box, job.suite_command, "base-suite")
+            first = _reproduced_in(suite, job, targets) or run_tests(box, job.repro, "base-repro")
+        else:
+            first = run_tests(box, job.repro, "base-repro") if job.repro else None
+            suite = run_tests(box, job.suite_command, "base-suite")
     matched = first is not None and first.outcome == "failed" and first.crashed(job.exc_type, job.site)
     return Baseline(first, suite, matched, installed)
+
+
+def _reproduced_in(suite: TestRun, job: Job, targets: list[str]) -> TestRun | None:
+    """The reproduction's tests as the base suite ran them, when they failed there with the crash (any other
+    answer is left to a run of the reproduction on its own)."""
+    assert job.repro is not None
+    shared = derived(suite, job.repro, targets)
+    if shared is not None and shared.outcome == "failed" and shared.crashed(job.exc_type, job.site):
+        return shared
+    return None
 
 
 def apply_diff(staged: StagedRepo, diff: str) -> tuple[StagedRepo, list[Change]]:
@@ -181,12 +198,16 @@ def _check_source(job: Job, source: str, repro: str, report: dict[str, Any], sta
     """With the diff's source part only: the reproduction passes every time, and nothing that passed breaks."""
     runs: list[tuple[str, TestRun]] = state["runs"]
     base, suite_command, own_repro = job.base, job.suite_command, job.repro is None
+    targets = None if own_repro else targets_in(repro, suite_command)
 
     def body(box: Sandbox) -> TestRun:
-        after = None if own_repro else _passes_every_time(box, repro, "repro", runs, report)
+        alone = RERUNS - 1 if targets else RERUNS  # the suite's run of its tests is one of the passes
+        after = None if own_repro else _passes_every_time(box, repro, "repro", runs, report, alone)
         suite = _run(box, suite_command, "suite", runs)
         if not (suite.reported or base.suite.passed == set()):
             raise Ended("tests_failed", f"the test suite gave no usable result with the diff ({_describe(suite)})")
+        if targets:
+            _passes_in_suite(box, repro, targets, suite, runs, report)
         lost = sorted(base.suite.passed - suite.passed)
         state["regressions"], state["flaky"] = rerun_failing(box, suite_command, lost, runs)
         return after or suite
@@ -223,12 +244,24 @@ def _run(box: Sandbox, command: str, name: str, runs: list[tuple[str, TestRun]])
     return run
 
 
+def _passes_in_suite(box: Sandbox, repro: str, targets: list[str], suite: TestRun, runs: list[tuple[str, TestRun]],
+                     report: dict[str, Any]) -> None:
+    """The reproduction's last required pass: its tests within the suite's run, else one more run alone."""
+    shared = derived(suite, repro, targets)
+    last = shared if shared is not None else _run(box, repro, f"repro-rerun-{RERUNS}", runs)
+    if last.outcome != "passed":
+        report["after"] = "flaky"
+        where = "within the suite" if shared is not None else "on a rerun"
+        raise Ended("tests_failed", f"`{repro}` is flaky with the diff (passed, then {last.outcome} {where}); "
+                    "a flaky pass is not a pass", flaky=[repro])
+
+
 def _passes_every_time(box: Sandbox, command: str, name: str, runs: list[tuple[str, TestRun]],
-                       report: dict[str, Any] | None) -> TestRun:
-    """The run passes, and again on RERUNS reruns: a fix that passes only sometimes is no fix."""
+                       report: dict[str, Any] | None, reruns: int = RERUNS) -> TestRun:
+    """The run passes, and again on `reruns` reruns: a fix that passes only sometimes is no fix."""
     first = _run(box, command, name, runs)
     outcomes = [first.outcome]
-    for n in range(RERUNS):
+    for n in range(reruns):
         outcomes.append(_run(box, command, f"{name}-rerun-{n + 1}", runs).outcome)
         if outcomes[0] != "passed":
             break

@@ -47,6 +47,8 @@ class TestRun:
     tampered: str = ""
     """Why stream, report and exit code disagree; empty when they agree."""
     stream: Stream | None = None
+    answered_by: str = ""
+    """The command whose run answered this one (verify/contain.py); empty when it ran on its own."""
 
     __test__ = False
 

@@ -7,9 +7,9 @@ the bodies of the repo functions called on its failing line come next, then the 
 ranking (`suspects`, patcher/localize.py) when there is one. With a ranking, candidates are then sorted
 by the line's score × the template's prior (its place in `TEMPLATES`), ties by the line's place in the
 ranking. Each candidate is a git-style diff against the file as it is in `repo`; one whose result does
-not compile, that repeats an earlier result, that would edit a test file, or that silences the reported
-exception (deletes or weakens the raise it came from, or catches and discards it: repair/suppress.py) is
-dropped. Pure host-side: reads files, runs nothing.
+not compile, that repeats an earlier result, that would edit a test file, that silences the reported
+exception (deletes or weakens the raise it came from, or catches and discards it: repair/suppress.py)
+or that makes a branch dead (repair/dead.py) is dropped. Pure host-side: reads files, runs nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Protocol
 from patcher.frames import map_frames
 from patcher.tracebacks import ExceptionInfo, Frame, ParsedTraceback
 
+from .dead import makes_dead_branch
 from .edits import git_diff
 from .guards import empty_guard, missing_return, none_guard
 from .names import wrong_name
@@ -93,6 +94,8 @@ class Stats:
     """Fixes that would edit a test file (verification refuses those)."""
     suppressing: int = 0
     """Fixes refused because they silence the reported exception (see repair/suppress.py)."""
+    dead: int = 0
+    """Fixes refused because they make a branch unreachable (see repair/dead.py)."""
     limit_reached: bool = False
     """Stopped at `limit`: more candidates may exist."""
     seconds: float = 0.0
@@ -177,6 +180,9 @@ def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Sta
         return None
     if suppression(raised, path, fix.src.text, new):
         stats.suppressing += 1
+        return None
+    if makes_dead_branch(fix.src.tree, new):
+        stats.dead += 1
         return None
     return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new)
 

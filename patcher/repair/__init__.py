@@ -103,11 +103,15 @@ class Stats:
 
 
 class Scored(Protocol):
-    """A ranked line (patcher.localize.Suspect): repo path, line number, localization score."""
+    """A ranked line (patcher.localize.Suspect): repo path, line number, localization score (read-only,
+    so a frozen dataclass fits)."""
 
-    path: str
-    line: int
-    score: float
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def score(self) -> float: ...
 
 
 def candidates(

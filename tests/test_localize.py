@@ -137,3 +137,32 @@ def test_the_agent_gets_the_ranking_measured_in_a_box_of_its_own(sandbox_image: 
     assert (result.status, result.reason) == ("verified", "verified"), result.message
     assert "Lines the tests point to" in task and "shop/cart.py:2 (score 1.00)" in task
     assert result.files_changed == ["shop/cart.py"] and result.warnings == []
+
+
+ENDS = {
+    "seqs/__init__.py": "",
+    "seqs/ends.py": ('def last(seq):\n    """The last element."""\n    return tail(1, seq)[0]\n\n\n'
+                     'def tail(n, seq):\n    """The last n elements."""\n    return seq[-n + 1:]\n'),
+    "tests/test_ends.py": ("from seqs.ends import last, tail\n\n\n"
+                           "def test_last():\n    assert last('ABCDE') == 'E'\n\n\n"
+                           "def test_tail():\n    assert tail(3, 'ABCDE') == 'CDE'\n"),
+}
+"""`tail()` is wrong; `last()` only reads its answer. `tail(1, seq)[-1]` would pass `test_last` alone."""
+
+
+def test_lines_that_tie_for_the_reproduction_go_to_the_one_more_failing_tests_run() -> None:
+    tests = [{"id": "repro", "outcome": "failed", "lines": {"m.py": [2, 9]}},
+             {"id": "other", "outcome": "failed", "lines": {"m.py": [9]}},
+             {"id": "ok", "outcome": "passed", "lines": {"m.py": [1]}}]
+    assert [(s.line, s.score) for s in ochiai(tests, {"repro"})] == [(9, 1.0), (2, 1.0)]
+
+
+def test_the_callee_more_failing_tests_run_is_tried_before_its_caller(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "ends", ENDS)
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_ends.py::test_last"]
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    run = subprocess.run(argv, cwd=repo, capture_output=True, text=True, env=env)
+    suspects = ochiai(spectra(repo), {"tests/test_ends.py::test_last"})
+    assert [(s.line, s.score) for s in suspects[:2]] == [(6, 1.0), (8, 1.0)]  # tail's, then last's (1, 3)
+    first = next(candidates(parse_traceback(run.stdout), repo, suspects=suspects))
+    assert (first.line, first.description) == (8, "`-n + 1` → `-n`")

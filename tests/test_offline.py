@@ -96,3 +96,19 @@ def test_offline_needs_a_reproduction(sandbox_image: str, tmp_path: Path) -> Non
              "IndexError: list index out of range\n")
     result = run_job(spec(repo, plain, sandbox_image, tmp_path, engine="offline"))
     assert result.reason == "not_reproduced" and "--test" in result.message
+
+
+def test_a_survivor_that_leaves_base_failures_failing_gives_way_to_one_that_fixes_them(
+        sandbox_image: str, tmp_path: Path) -> None:
+    from tests.helpers import make_repo
+    from tests.test_dead import EVERY, pytest_run
+
+    repo = make_repo(tmp_path / "every", EVERY)
+    test = "tests/test_every.py::test_one"
+    result = run_job(spec(repo, pytest_run(repo, test).stdout, sandbox_image, tmp_path, engine="offline",
+                          test_command=f"python -m pytest -q {test}"))
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    # `elif n != 1:` came first and passes test_one, but n == 2 then takes the wrong path and test_n fails
+    assert "-        return items[1::1]\n+        return items[0::1]\n" in (result.diff or ""), result.diff
+    search = result.agent.search or {}
+    assert search["still_failing"] == [] and search["suite_runs"] >= 2 and search["stopped"] == "found"

@@ -5,11 +5,11 @@ frame the failing line, then its neighbours (±1, ±2, inside the same function)
 template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
 the bodies of the repo functions called on its failing line come next, then the top lines of a coverage
 ranking (`suspects`, patcher/repair/localize.py) when there is one. With a ranking, candidates are then sorted
-by the line's score × the template's prior (its place in `TEMPLATES`). Each candidate is a git-style
-diff against the file as it is in `repo`; one whose result does not compile, that repeats an earlier
-result, that would edit a test file, or that silences the reported exception (deletes or weakens the
-raise it came from, or catches and discards it: repair/suppress.py) is dropped. Pure host-side: reads
-files, runs nothing.
+by the line's score × the template's prior (its place in `TEMPLATES`), ties by the line's place in the
+ranking. Each candidate is a git-style diff against the file as it is in `repo`; one whose result does
+not compile, that repeats an earlier result, that would edit a test file, that silences the reported
+exception (deletes or weakens the raise it came from, or catches and discards it: repair/suppress.py)
+or that makes a branch dead (repair/dead.py) is dropped. Pure host-side: reads files, runs nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from patcher.intake import ExceptionInfo, Frame, ParsedTraceback, map_frames
+from patcher.repair.dead import makes_dead_branch
 from patcher.repair.edits import git_diff
 from patcher.repair.names import wrong_name
 from patcher.repair.noneguards import empty_guard, missing_return, none_guard
@@ -91,6 +92,8 @@ class Stats:
     """Fixes that would edit a test file (verification refuses those)."""
     suppressing: int = 0
     """Fixes refused because they silence the reported exception (see repair/suppress.py)."""
+    dead: int = 0
+    """Fixes refused because they make a branch unreachable (see repair/dead.py)."""
     limit_reached: bool = False
     """Stopped at `limit`: more candidates may exist."""
     seconds: float = 0.0
@@ -98,7 +101,8 @@ class Stats:
 
 
 class Scored(Protocol):
-    """A ranked line (patcher.repair.localize.Suspect): repo path, line number, localization score."""
+    """A ranked line (patcher.repair.localize.Suspect): repo path, line number, localization score (read-only,
+    so a frozen dataclass fits)."""
 
     @property
     def path(self) -> str: ...
@@ -148,12 +152,15 @@ def _generate(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: S
 
 
 def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int) -> Iterator[Candidate]:
-    """Localization score × pattern prior, best first; generation order breaks ties (and ranks lines
-    the coverage run never saw, such as a traceback frame's neighbour, by their frame's place)."""
-    score = {(s.path, s.line): s.score for s in suspects}
+    """Localization score × pattern prior, best first; ties go to the line ranked first (the ranking has
+    broken its own ties: a called function's line may tie with its caller's), then to generation order
+    (which also ranks lines the coverage run never saw, such as a traceback frame's neighbour)."""
+    place = {(s.path, s.line): (s.score, i) for i, s in enumerate(suspects)}
+    unseen = (0.0, len(suspects))
     found = [c for _, c in zip(range(pool), stream, strict=False)]
-    keyed = [(-score.get((c.path, c.line), 0.0) * PRIOR[c.template], i) for i, c in enumerate(found)]
-    return iter([found[i] for _, i in sorted(keyed)])
+    keyed = [(-score * PRIOR[c.template], at, i) for i, c in enumerate(found)
+             for score, at in [place.get((c.path, c.line), unseen)]]
+    return iter([found[i] for *_, i in sorted(keyed)])
 
 
 def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats,
@@ -175,6 +182,9 @@ def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Sta
         return None
     if suppression(raised, path, fix.src.text, new):
         stats.suppressing += 1
+        return None
+    if makes_dead_branch(fix.src.tree, new):
+        stats.dead += 1
         return None
     return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new)
 

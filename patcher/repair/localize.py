@@ -64,18 +64,21 @@ def measure(box: Sandbox, command: str, deadline_s: float, failing: set[str]) ->
 
 
 def ochiai(tests: list[dict[str, object]], failing: set[str]) -> list[Suspect]:
-    """Ranked suspects, best first (ties in path and line order). `failing` narrows which failed tests
-    count (the reproduction's), so a test that fails for another reason does not point elsewhere."""
-    failed_runs = [t for t in tests if t.get("outcome") == "failed" and (not failing or t.get("id") in failing)]
-    if not failed_runs:
-        failed_runs = [t for t in tests if t.get("outcome") == "failed"]
-    passed_runs = [t for t in tests if t.get("outcome") == "passed"]
-    failed = _counts(failed_runs)
-    passed = _counts(passed_runs)
-    total = len(failed_runs)
-    scored = [Suspect(p, n, f / math.sqrt(total * (f + passed.get((p, n), 0))))
-              for (p, n), f in failed.items() if not is_test_path(p)]
-    return sorted(scored, key=lambda s: (-s.score, s.path, s.line))
+    """Ranked suspects, best first. `failing` narrows which failed tests count (the reproduction's), so a
+    test that fails for another reason does not point elsewhere. Lines that score the same are ordered by
+    their Ochiai over every failed test (a caller that only the reproduction runs, such as `last()` over
+    a faulty `tail()` that two failing tests run, comes after its callee), then by path and line."""
+    every = [t for t in tests if t.get("outcome") == "failed"]
+    failed_runs = [t for t in every if not failing or t.get("id") in failing] or every
+    passed = _counts([t for t in tests if t.get("outcome") == "passed"])
+    score, wider = _scores(_counts(failed_runs), passed, len(failed_runs)), _scores(_counts(every), passed, len(every))
+    scored = [Suspect(p, n, s) for (p, n), s in score.items() if not is_test_path(p)]
+    return sorted(scored, key=lambda s: (-s.score, -wider[(s.path, s.line)], s.path, s.line))
+
+
+def _scores(failed: dict[tuple[str, int], int], passed: dict[tuple[str, int], int], total: int
+            ) -> dict[tuple[str, int], float]:
+    return {line: f / math.sqrt(total * (f + passed.get(line, 0))) for line, f in failed.items()}
 
 
 def _counts(runs: list[dict[str, object]]) -> dict[tuple[str, int], int]:

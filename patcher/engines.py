@@ -30,7 +30,9 @@ from patcher.verify import Verification
 
 AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0
-"""In auto mode the template engine gets a small budget before the agent takes over."""
+AUTO_SHARE_S = 20.0
+"""In auto mode the template engine gets about AUTO_SHARE_S seconds of checks (their number sized from the
+measured time of one, at most AUTO_LIMIT) and AUTO_BUDGET_S in all before the agent takes over."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class Engine(Protocol):
 class TemplateEngine:
     limit: int = 200
     budget_s: float = 120.0
+    share_s: float | None = None
+    """Size the number of checks to about this many seconds of them (auto mode)."""
 
     def propose(self, job: Job, run: Run) -> Proposal:
         if job.parsed is None or job.repro is None or job.base.repro is None:
@@ -77,7 +81,7 @@ class TemplateEngine:
                             "pytest traceback naming the failing test)", AgentSummary(engine="offline"))
         run.progress("offline engine: trying fix templates against the reproduction")
         with job.open_box(job.staged) as box:
-            found = templates.search(job, box, limit=self.limit, budget_s=self.budget_s)
+            found = templates.search(job, box, self.limit, self.budget_s, self.share_s)
         run.trace.emit("offline", tried=found.tried, generated=found.generated, stopped=found.stopped,
                        seconds=round(found.seconds, 3), template=found.candidate.template if found.candidate else None)
         summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried,

@@ -12,7 +12,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from patcher.agent import Limits
 from patcher.config import SandboxConfig
-from patcher.engines import AUTO_BUDGET_S, AUTO_LIMIT, AgentEngine, AutoEngine, Engine, Run, TemplateEngine
+from patcher.engines import (
+    AUTO_BUDGET_S,
+    AUTO_LIMIT,
+    AUTO_SHARE_S,
+    AgentEngine,
+    AutoEngine,
+    Engine,
+    Run,
+    TemplateEngine,
+)
 from patcher.errors import BadInput, Cancelled, PatcherError
 from patcher.intake import CloneLimits, StagedRepo, parse_traceback, stage_repo
 from patcher.model import LLM, ModelConfig, price
@@ -102,8 +111,8 @@ def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
     agent = AgentEngine(spec.limits, spec.attempts, llm, spec.model)
     if name == "agent":
         return agent
-    return AutoEngine(TemplateEngine(min(spec.offline_limit, AUTO_LIMIT), min(spec.offline_budget_s, AUTO_BUDGET_S)),
-                      agent)
+    share = TemplateEngine(min(spec.offline_limit, AUTO_LIMIT), min(spec.offline_budget_s, AUTO_BUDGET_S), AUTO_SHARE_S)
+    return AutoEngine(share, agent)
 
 
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,

@@ -15,7 +15,7 @@ from patcher.intake import stage_repo
 from patcher.job import Job
 from patcher.sandbox import LocalSandbox
 from patcher.verify import TestRun, run_baseline, verify
-from patcher.verify.contain import derived, targets_in
+from patcher.verify.contain import derived, narrowed, targets_in
 from patcher.verify.evidence import Stream
 from tests import cheats as c
 from tests.helpers import make_repo
@@ -115,3 +115,18 @@ def test_a_fix_that_passes_alone_but_fails_within_the_suite_is_flaky(tmp_path: P
     assert (ver.status, ver.reason) == ("not_verified", "tests_failed"), ver.message
     assert "within the suite" in ver.message and ver.reproduction["after"] == "flaky"
     job.staged.cleanup()
+
+
+@pytest.mark.parametrize(("command", "tests", "fast"), [
+    ("python -m pytest -q tests", {NODE}, f"python -m pytest -q {NODE}"),
+    ("pytest tests/test_calc.py", {NODE, "tests/test_calc.py::test_add"},
+     f"pytest tests/test_calc.py::test_add {NODE}"),
+    (c.REPRO, {NODE}, None),                                          # already just those tests
+    ("python -m pytest -q tests/other.py", {NODE}, None),             # they are not the command's
+    ("python -m pytest -q -k zero tests", {NODE}, None),              # an option this module does not know
+    ("python -m unittest tests.test_calc", {NODE}, None),
+    ("python -m pytest -q tests", {"tests/test_calc.py"}, None),       # not node ids
+    ("python -m pytest -q tests", set(), None),
+])
+def test_candidate_checks_run_the_failing_tests_by_node_id(command: str, tests: set[str], fast: str | None) -> None:
+    assert narrowed(command, tests) == fast

@@ -10,9 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from patcher.config import SandboxConfig
+from patcher.agent import reproduction_command
+from patcher.config import DEFAULT_SUITE, SandboxConfig
+from patcher.intake import map_frames, parse_traceback, stage_repo
+from patcher.job import Job
 from patcher.pipeline import JobSpec, run_job
+from patcher.repair import engine as templates
+from patcher.sandbox import LocalSandbox
 from patcher.testing import ScriptedModelServer, reply
+from patcher.verify import run_baseline
 from tests.helpers import git
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
@@ -86,7 +92,8 @@ def test_auto_hands_over_to_the_agent_when_no_template_fits(sandbox_image: str, 
     with ScriptedModelServer([reply(None, [fix]), reply("done")]) as server:
         result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="auto", model=server.model_config()))
     assert result.agent.engine == "auto" and result.agent.candidates_tried >= 1
-    assert result.agent.search is not None and result.agent.search["check_limit"] == 40  # auto's small budget
+    search = result.agent.search or {}  # auto's share: as many checks as fit in AUTO_SHARE_S, 5 to 40
+    assert 5 <= search["check_limit"] <= 40 and search["checks"] <= search["check_limit"]
     assert (result.status, result.reason) == ("verified", "verified"), result.message
 
 
@@ -112,3 +119,18 @@ def test_a_survivor_that_leaves_base_failures_failing_gives_way_to_one_that_fixe
     assert "-        return items[1::1]\n+        return items[0::1]\n" in (result.diff or ""), result.diff
     search = result.agent.search or {}
     assert search["still_failing"] == [] and search["suite_runs"] >= 2 and search["stopped"] == "found"
+
+
+def test_auto_sizes_its_share_of_checks_from_the_measured_time_of_one(tmp_path: Path) -> None:
+    repo, traceback = example("no_template", tmp_path)
+    staged = stage_repo(str(repo))
+    parsed = map_frames(parse_traceback(traceback), staged.files)
+    job = Job(staged, LocalSandbox, DEFAULT_SUITE, reproduction_command(parsed, None, staged.files), "AssertionError",
+              parsed=parsed, traceback=traceback)
+    job = job.with_baseline(run_baseline(job))
+    with LocalSandbox(staged) as box:
+        wide = templates.search(job, box, limit=12)
+        tight = templates.search(job, box, limit=12, share_s=0.001)  # no check fits: the floor
+    staged.cleanup()
+    assert (wide.search()["check_limit"], wide.stopped) == (12, "candidate_limit") and wide.tried == 12
+    assert (tight.search()["check_limit"], tight.tried, tight.stopped) == (5, 5, "candidate_limit")

@@ -25,9 +25,11 @@ from patcher.job import Job
 from patcher.repair import Candidate, Stats, candidates, localize
 from patcher.sandbox import Sandbox
 from patcher.verify import run_tests
+from patcher.verify.contain import narrowed
 from sandbox.protocol import WriteFileRequest
 
 MIN_DEADLINE_S = 10.0
+MIN_SHARE_CHECKS = 5
 MORE_CHECKS = 40
 """Checks after a survivor that leaves tests failing that failed on the base, looking for a better one."""
 
@@ -76,13 +78,17 @@ class OfflineResult:
         return f"offline engine: {self.tried} candidate(s) tried in {self.seconds:.1f} s, none passed ({why})"
 
 
-def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0) -> OfflineResult:
-    """Try candidates in order until one passes, `limit` are tried or `budget_s` is spent."""
+def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
+           share_s: float | None = None) -> OfflineResult:
+    """Try candidates in order until one passes, `limit` are tried or `budget_s` is spent. With `share_s`,
+    the limit is also sized from the measured time of a check: about `share_s` seconds of them (auto mode,
+    where the agent comes next), never fewer than MIN_SHARE_CHECKS."""
     started = time.monotonic()
     assert job.parsed is not None and job.repro is not None and job.base.repro is not None
     parsed, repo, repro, suite = job.parsed, job.staged.path, job.repro, job.suite_command
     base_run, base_suite = job.base.repro, job.base.suite
-    check = _Check(repro, max(MIN_DEADLINE_S, 5 * base_run.duration_ms / 1000),  # a candidate may loop forever
+    fast = narrowed(repro, base_run.failed) or repro  # a candidate must make these pass: they run first
+    check = _Check(fast, max(MIN_DEADLINE_S, 5 * base_run.duration_ms / 1000),  # a candidate may loop forever
                    suite, max(MIN_DEADLINE_S, 5 * base_suite.duration_ms / 1000), base_suite.passed,
                    base_suite.failed)
     stats = Stats()
@@ -98,9 +104,15 @@ def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0) ->
             break
         if best and extra >= MORE_CHECKS:
             break
+        if tried >= limit:
+            stopped = "candidate_limit"
+            break
         tried += 1
         extra += best is not None
+        at = time.monotonic()
         left = _still_failing(box, repo, candidate, check, tried, suite_runs)
+        if share_s is not None and tried == 1:  # one check measured: as many as fit in the share
+            limit = max(MIN_SHARE_CHECKS, min(limit, int(share_s / max(time.monotonic() - at, 0.01))))
         if left is not None and (best is None or len(left) < len(best[1])):
             best = (candidate, left, tried)
         if best and not best[1]:

@@ -19,6 +19,7 @@ from patcher.verify.testruns import TestRun, pytest_prefix
 FLAGS = frozenset({"-q", "-qq", "-v", "-vv", "-s", "-ra", "-rA", "-rf", "--no-header", "--color=no", "-l",
                    "--showlocals"})
 """Options that change only what pytest prints, never which tests run or how they end."""
+MAX_NODES = 50
 
 
 def targets_in(repro: str | None, suite: str) -> list[str] | None:
@@ -56,6 +57,23 @@ def derived(suite_run: TestRun, repro: str, targets: list[str]) -> TestRun | Non
                    failed=failed, answered_by=suite_run.command)
 
 
+def narrowed(command: str, tests: set[str]) -> str | None:
+    """`command` run on `tests` (node ids) instead of its own targets, when that is narrower; else None."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    prefix = pytest_prefix(command)
+    if prefix not in (["pytest"], ["python", "-m", "pytest"]) or not tests or len(tests) > MAX_NODES:
+        return None
+    opts, targets = _split(argv[len(prefix):])
+    if opts is None or set(targets) == tests or not all("::" in t for t in tests):
+        return None
+    if targets and not all(any(_names(target, t) for target in targets) for t in tests):
+        return None
+    return shlex.join([*prefix, *opts, *sorted(tests)])
+
+
 def _split(args: list[str]) -> tuple[list[str] | None, list[str]]:
     opts = [a for a in args if a.startswith("-")]
     if not all(a in FLAGS or a.startswith("--tb=") for a in opts):
@@ -69,5 +87,5 @@ def _under(path: str, roots: list[str]) -> bool:
 
 
 def _names(target: str, test_id: str) -> bool:
-    """Whether the target (a file or a node id) names the test."""
-    return test_id == target or test_id.startswith((target + "::", target + "["))
+    """Whether the target (a directory, a file or a node id) names the test."""
+    return test_id == target or test_id.startswith((target + "::", target + "[", target.rstrip("/") + "/"))

@@ -84,14 +84,14 @@ def fix(
 ) -> None:
     """Repair the crash; print the diff only when the repository's tests prove it."""
     from patcher.model import ModelConfig
-    from patcher.pipeline import JobSpec, model_in_env, run_job
+    from patcher.pipeline import JobSpec, run_job
 
     try:
         if engine not in (None, "agent", "offline", "auto"):
             raise BadInput(f"--engine must be agent, offline or auto, not {engine!r}")
         text = _read_input(traceback, "traceback")
-        wants_model = engine in ("agent", "auto") or (engine is None and (model_in_env() or model or base_url))
-        config = ModelConfig.from_env(model=model, base_url=base_url) if wants_model else None
+        # flags name a model; whether one is used, and the environment's otherwise, is the pipeline's rule
+        config = ModelConfig.from_env(model=model, base_url=base_url) if model or base_url else None
         spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, suite_command=suite, model=config,
                        engine=engine, setup=setup, attempts=attempts,
                        limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))

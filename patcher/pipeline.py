@@ -106,9 +106,10 @@ def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
     templates = TemplateEngine(spec.offline_limit, spec.offline_budget_s)
     if name == "offline":
         return templates
-    if llm is None and spec.limits.max_cost_usd is not None:
-        _check_priced(spec.model or ModelConfig.from_env())
-    agent = AgentEngine(spec.limits, spec.attempts, llm, spec.model)
+    model = None if llm else spec.model or ModelConfig.from_env()  # a bad setting fails here, before any work
+    if model is not None and spec.limits.max_cost_usd is not None:
+        _check_priced(model)
+    agent = AgentEngine(spec.limits, spec.attempts, llm, model)
     if name == "agent":
         return agent
     share = TemplateEngine(min(spec.offline_limit, AUTO_LIMIT), min(spec.offline_budget_s, AUTO_BUDGET_S), AUTO_SHARE_S)

@@ -40,16 +40,13 @@ from patcher.server.service import (
     ReviewRequest,
     TooLarge,
     TooMany,
+    service_of,
 )
 from patcher.server.settings import ServerSettings
 from patcher.server.store import IdempotencyConflict, JobState, UnknownJob
 
 STATUS = {UnknownJob: 404, NotAvailable: 404, IdempotencyConflict: 409, Conflict: 409, TooLarge: 413,
           Forbidden: 403, TooMany: 429}
-
-
-def service_of(request: Request) -> JobService:
-    return request.app.state.service  # type: ignore[no-any-return]
 
 
 def token_name(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:

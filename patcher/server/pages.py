@@ -28,7 +28,7 @@ from pygments.lexers import DiffLexer
 
 from patcher.errors import BadInput
 from patcher.server.auth import COOKIE, AuthError, page_reader, who_is
-from patcher.server.service import FINISHED, Forbidden, JobService
+from patcher.server.service import FINISHED, Forbidden, JobService, service_of
 from patcher.server.store import STATES
 
 router = APIRouter(include_in_schema=False)
@@ -49,10 +49,6 @@ def _env() -> jinja2.Environment:
 
 def render(name: str, status: int = 200, **variables: Any) -> HTMLResponse:
     return HTMLResponse(_env().get_template(name).render(**variables), status, headers=HEADERS)
-
-
-def service_of(request: Request) -> JobService:
-    return request.app.state.service  # type: ignore[no-any-return]
 
 
 def reader(request: Request) -> str | None:
@@ -152,7 +148,7 @@ def _job_page(service: JobService, job_id: str, who: str | None, error: str | No
     if who is None:  # no job data for a request without a usable token, not even whether the job exists
         return render("login.html", status if status in (401, 403) else 401, next=f"/jobs/{job_id}", error=error,
                       who=None)
-    job = service.store.get(job_id)
+    job = service.find(job_id)
     if job is None:
         return render("missing.html", 404, job_id=job_id, who=who)
     result = job.result or {}

@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from patcher.agent import Limits
@@ -95,6 +96,11 @@ class ReviewRequest(BaseModel):
     """Why."""
 
 
+def service_of(request: Request) -> JobService:
+    """The service an app was made with (a FastAPI request's `app.state.service`)."""
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
 class JobService:
     """The server's one object: submit, read, cancel, review and sign jobs; run them in a worker pool."""
 
@@ -147,10 +153,13 @@ class JobService:
             raise Forbidden(f"{who} may not {action} on this server (not in {names})")
 
     def get(self, job_id: str) -> Job:
-        job = self.store.get(job_id)
+        job = self.find(job_id)
         if job is None:
             raise UnknownJob(f"no job {job_id}")
         return job
+
+    def find(self, job_id: str) -> Job | None:
+        return self.store.get(job_id)
 
     def list_jobs(self, state: str | None = None, limit: int = 50) -> list[Job]:
         return self.store.list_jobs(state=state, limit=limit)

@@ -17,7 +17,7 @@ from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, e
 from patcher.job import Job
 from patcher.result import JobResult, Reason, empty_verification, exit_code_for, status_for
 from patcher.review import base_provenance, with_result
-from patcher.sandbox import BoxPool, DockerSandbox, docker_client, reap, require_image
+from patcher.sandbox import BoxPool, DockerBoxes, docker_client, reap, require_image
 from patcher.stopper import Stopper
 from patcher.trace import Redactor, Trace
 from patcher.verify import Baseline, TestRun, Verification, run_baseline, verify
@@ -62,26 +62,28 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     pool = BoxPool(client)  # the next box starts while this one works: baseline, agent, verification
     held.append(pool)
     pool.warm(cfg)
-
-    def open_box(tree: StagedRepo) -> DockerSandbox:
-        stopper.check()
-        return stopper.watch(DockerSandbox(tree, cfg, client, pool))
-
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
-    job = Job(staged, open_box, suite_command, repro, exc_type, site, parsed, traceback, cfg.image, client)
+    job = Job(staged, DockerBoxes(cfg, client, pool, stopper), suite_command, repro, exc_type, site, parsed,
+              traceback, cfg.image, client)
     base = run_baseline(job)
     stopper.check()
     emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
     emit_runs(trace, "baseline", [("base-suite", base.suite)])
+    return _unusable(trace, job, base) or job.with_baseline(base)
+
+
+def _unusable(trace: Trace, job: Job, base: Baseline) -> JobResult | None:
+    """The ending when the baseline leaves nothing to check a fix against; None when it is usable."""
     before = base.repro.outcome if base.repro else "not_run"
-    if repro and not base.reproduced:
-        return finish(trace, staged, "not_reproduced", _why_not_reproduced(base, repro, exc_type),
-                       verification=empty_verification(repro, before, suite_command))
+    empty = empty_verification(job.repro, before, job.suite_command)
+    if job.repro and not base.reproduced:
+        return finish(trace, job.staged, "not_reproduced", _why_not_reproduced(base, job.repro, job.exc_type),
+                      verification=empty)
     if not base.suite_usable:
-        return finish(trace, staged, "tests_failed", f"the test suite `{suite_command}` gave no usable result on "
-                       "the base code, so no fix could be checked for regressions; pass a suite that runs",
-                       verification=empty_verification(repro, before, suite_command))
-    return job.with_baseline(base)
+        return finish(trace, job.staged, "tests_failed", f"the test suite `{job.suite_command}` gave no usable "
+                      "result on the base code, so no fix could be checked for regressions; pass a suite that runs",
+                      verification=empty)
+    return None
 
 
 def verify_job(job: Job, diff: str, trace: Trace) -> Verification:

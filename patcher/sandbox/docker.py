@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import docker
@@ -17,6 +18,7 @@ from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
 from patcher.sandbox.client import docker_client
 from patcher.sandbox.pool import WORKSPACE, BoxPool, start_blank
+from patcher.stopper import Stopper
 from sandbox.protocol import REPORT_DIR, Request, ToolResult
 
 
@@ -137,3 +139,18 @@ class DockerSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class DockerBoxes:
+    """A job's box factory (an OpenBox): fresh hardened boxes from one image, the next one warmed in the
+    pool while this one works, each watched by the job's stopper (cancel kills it)."""
+
+    config: SandboxConfig
+    client: docker.DockerClient
+    pool: BoxPool
+    stopper: Stopper
+
+    def __call__(self, tree: StagedRepo) -> DockerSandbox:
+        self.stopper.check()
+        return self.stopper.watch(DockerSandbox(tree, self.config, self.client, self.pool))

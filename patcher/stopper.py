@@ -13,7 +13,6 @@ raised or the deadline passes; its late answer is dropped.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import threading
 import time
@@ -60,15 +59,12 @@ class Stopper:
         return box
 
     def kill(self, box: Any) -> None:
-        """Kills the box's container (SIGKILL, no grace): calls blocked on it fail at once."""
+        """Kills the box (SIGKILL, no grace; Sandbox.kill): calls blocked on it fail at once."""
         with self._lock:
             if id(box) in self._killed:
                 return
             self._killed.add(id(box))
-        container = getattr(box, "container", None)
-        if container is not None:
-            with contextlib.suppress(Exception):  # already gone, or Docker busy: close() removes it anyway
-                container.kill()
+        box.kill()
 
     def killed(self, box: Any) -> bool:
         with self._lock:

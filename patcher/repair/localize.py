@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from patcher.repair.site import is_test_path
 from patcher.sandbox import Sandbox
 from patcher.verify import command_kind, run_tests
-from sandbox.protocol import REPORT_DIR, ReadReportRequest
+from sandbox.protocol import ReadReportRequest
 
 HARNESS = "/opt/patcher/sandbox/linecov.py"
 """Where the image puts the harness (Dockerfile.sandbox copies sandbox/ to /opt/patcher)."""
@@ -47,7 +47,7 @@ def coverage_command(command: str, out: str) -> str | None:
 def measure(box: Sandbox, command: str, deadline_s: float, failing: set[str]) -> list[Suspect]:
     """Ochiai ranking from one run of `command` with coverage; [] when it cannot be measured."""
     name = f"linecov-{secrets.token_hex(4)}.json"
-    wrapped = coverage_command(command, f"{getattr(box, 'report_dir', REPORT_DIR)}/{name}")
+    wrapped = coverage_command(command, f"{box.report_dir}/{name}")
     if wrapped is None:
         return []
     run = run_tests(box, wrapped, "linecov", deadline_s)

@@ -21,6 +21,10 @@ class Sandbox(Protocol):
 
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult: ...
 
+    def kill(self) -> None:
+        """Stop at once, no grace (cancel, a call that outlived its clock): calls blocked on it fail."""
+        ...
+
     def close(self) -> None: ...
 
 

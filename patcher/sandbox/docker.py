@@ -134,6 +134,11 @@ class DockerSandbox:
                     thing.remove(force=True)
         self.container = self.volume = None
 
+    def kill(self) -> None:
+        if self.container is not None:
+            with contextlib.suppress(Exception):  # already gone, or Docker busy: close() removes it anyway
+                self.container.kill()
+
     def __enter__(self) -> DockerSandbox:
         return self
 

@@ -55,6 +55,10 @@ class LocalSandbox:
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult:
         return self._channel.call(request, deadline_s or deadline_for(self.config, request))
 
+    def kill(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+
     def close(self) -> None:
         if self._proc.poll() is None:
             self._proc.kill()

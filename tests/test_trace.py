@@ -24,9 +24,8 @@ from patcher.intake import StagedRepo, stage_repo
 from patcher.model import ModelConfig, OpenAIModel
 from patcher.sandbox import LocalSandbox
 from patcher.testing import ScriptedModelServer, delay, reply
-from patcher.trace import Redactor, Trace, current_run_id, read_events
+from patcher.trace import Redactor, Trace, analyze, current_run_id, read_events
 from patcher.trace.log import REDACTED, is_secret_key
-from patcher.trace.view import analyze
 from tests.helpers import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,8 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from patcher.cli import app
-from patcher.trace import read_events
-from patcher.trace.view import analyze, analyze_file
+from patcher.trace import analyze, analyze_file, read_events
 from tests.fixtures.traces import regenerate
 from tests.fixtures.traces.regenerate import GOLDEN, REPORT, record_looping_run
 

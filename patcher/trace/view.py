@@ -1,9 +1,9 @@
 """`patcher trace`: a run's trace read round by round, or many runs queried with SQL.
 
     resolve(target)      a .jsonl file, a directory of them, or a run id under $PATCHER_HOME/runs
-    analyze(events)      traceanalysis.py: rounds and stops counted, the first empty or failed tool result,
+    analyze(events)      analysis.py: rounds and stops counted, the first empty or failed tool result,
                          the first third identical call, slowest tools, tokens and cost by round, the ending
-    render(analysis)     tracerender.py: the report a person reads (render_many: one line per run)
+    render(analysis)     render.py: the report a person reads (render_many: one line per run)
     query(files, sql)    DuckDB over the JSONL, exposed as a view named `events`
 
 Works on traces of runs still going or killed mid-way: a missing run_end is reported, not an error.
@@ -18,11 +18,8 @@ from typing import Any
 
 from patcher.config import patcher_home
 from patcher.errors import BadInput
-from patcher.trace.analysis import analyze, analyze_file
+from patcher.trace.analysis import analyze_file
 from patcher.trace.render import format_table, render, render_many
-
-__all__ = ["analyze", "analyze_file", "query", "render", "resolve", "trace_command"]
-
 
 
 def resolve(target: str) -> list[Path]:

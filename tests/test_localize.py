@@ -166,3 +166,18 @@ def test_the_callee_more_failing_tests_run_is_tried_before_its_caller(tmp_path: 
     assert [(s.line, s.score) for s in suspects[:2]] == [(6, 1.0), (8, 1.0)]  # tail's, then last's (1, 3)
     first = next(candidates(parse_traceback(run.stdout), repo, suspects=suspects))
     assert (first.line, first.description) == (8, "`-n + 1` → `-n`")
+
+
+def test_the_line_that_raised_ranks_with_the_top_lines_ahead_of_its_ties(tmp_path: Path) -> None:
+    """Coverage favours what only the failing test runs (api.py, its caller); the traceback says where it
+    broke (pagination.py:12). Candidates on the raising line come first."""
+    from patcher.repair.localize import Suspect
+
+    repo = tmp_path / "shop"
+    subprocess.run(["cp", "-r", str(ROOT / "examples/shop"), str(repo)], check=True)
+    parsed = parse_traceback((ROOT / "examples/shop.traceback.txt").read_text())
+    suspects = [Suspect("shop/api.py", 8, 1.0), Suspect("shop/api.py", 9, 1.0), Suspect("shop/pagination.py", 12, 0.7)]
+    first = next(iter(candidates(parsed, repo, 50, suspects=suspects)))
+    assert (first.path, first.line) == ("shop/pagination.py", 12)
+    ranked = [(c.path, c.line) for c in candidates(parsed, repo, 50, suspects=suspects)]
+    assert ranked.index(("shop/pagination.py", 12)) < ranked.index(("shop/api.py", 9))

@@ -123,9 +123,10 @@ def candidates(
         if limit <= 0:
             stats.limit_reached = True
             return
-        stream = _generate(RepoView(Path(repo)), parsed, stats, suspects)
+        view = RepoView(Path(repo))
+        stream = _generate(view, parsed, stats, suspects)
         if suspects:
-            stream = _ranked(stream, suspects, limit * POOL)
+            stream = _ranked(stream, suspects, limit * POOL, _crash_line(view, parsed))
         for candidate in stream:
             stats.generated += 1
             stats.seconds += time.perf_counter() - (clock or 0.0)
@@ -151,16 +152,29 @@ def _generate(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: S
                     yield candidate
 
 
-def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int) -> Iterator[Candidate]:
+def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int,
+            crash: tuple[str, int] | None = None) -> Iterator[Candidate]:
     """Localization score × pattern prior, best first; ties go to the line ranked first (the ranking has
     broken its own ties: a called function's line may tie with its caller's), then to generation order
-    (which also ranks lines the coverage run never saw, such as a traceback frame's neighbour)."""
+    (which also ranks lines the coverage run never saw, such as a traceback frame's neighbour). The line
+    that raised (the innermost repository frame outside the tests) ranks as the top line, ahead of its
+    ties: coverage spectra favour what only the failing test runs (its callers), the traceback names
+    where it broke."""
     place = {(s.path, s.line): (s.score, i) for i, s in enumerate(suspects)}
+    if crash is not None and suspects:
+        place[crash] = (max(s.score for s in suspects), -1)
     unseen = (0.0, len(suspects))
     found = [c for _, c in zip(range(pool), stream, strict=False)]
     keyed = [(-score * PRIOR[c.template], at, i) for i, c in enumerate(found)
              for score, at in [place.get((c.path, c.line), unseen)]]
     return iter([found[i] for *_, i in sorted(keyed)])
+
+
+def _crash_line(view: RepoView, parsed: ParsedTraceback) -> tuple[str, int] | None:
+    frames, _ = _repo_frames(map_frames(parsed, view.files))
+    if frames and frames[0].repo_path and not is_test_path(frames[0].repo_path):
+        return frames[0].repo_path, frames[0].line
+    return None
 
 
 def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats,

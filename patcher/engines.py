@@ -55,9 +55,8 @@ class Proposal:
     verification: Verification | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    suspects: list[localize.Suspect] = field(default_factory=list)
-    """The coverage ranking it measured (best first), for the engine that comes next."""
     search: templates.OfflineResult | None = None
+    """The template search, when one ran (its coverage ranking goes to the engine that comes next)."""
 
     @property
     def verified(self) -> bool:
@@ -75,8 +74,12 @@ class TemplateEngine:
     share_s: float | None = None
     """Size the number of checks to about this many seconds of them (auto mode)."""
 
+    def applies(self, job: Job) -> bool:
+        """Templates need a parsed traceback and a reproduction that failed on the base."""
+        return job.parsed is not None and job.repro is not None and job.base.repro is not None
+
     def propose(self, job: Job, run: Run) -> Proposal:
-        if job.parsed is None or job.repro is None or job.base.repro is None:
+        if not self.applies(job):
             return Proposal("not_reproduced", "the offline engine needs a reproduction: pass --test CMD (or a "
                             "pytest traceback naming the failing test)", AgentSummary(engine="offline"))
         run.progress("offline engine: trying fix templates against the reproduction")
@@ -87,11 +90,10 @@ class TemplateEngine:
         summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried,
                                search=found.search())
         if not found.diff:
-            return Proposal("no_change", found.summary(), summary, suspects=found.suspects, search=found)
+            return Proposal("no_change", found.summary(), summary, search=found)
         run.progress("verifying the diff in fresh containers")
         ver = verify_job(job, found.diff, run.trace)
-        return Proposal(ver.reason, f"{found.summary()}; {ver.message}", summary, found.diff, ver,
-                        suspects=found.suspects, search=found)
+        return Proposal(ver.reason, f"{found.summary()}; {ver.message}", summary, found.diff, ver, search=found)
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class AgentEngine:
         with contextlib.ExitStack() as own:
             llm = self.llm or own.enter_context(OpenAIModel(self.model or ModelConfig.from_env()))
             run.progress("agent at work in the sandbox")
-            suspects = prior.suspects if prior and prior.search else _localize(job)
+            suspects = prior.search.suspects if prior and prior.search else _localize(job)
             run.stopper.check()
             box = own.enter_context(job.open_box(job.staged))
             agent = Agent(llm, box, run.trace, self.limits, stopper=run.stopper)
@@ -131,8 +133,13 @@ class AutoEngine:
     first: TemplateEngine
     then: AgentEngine
 
+    @classmethod
+    def sized(cls, limit: int, budget_s: float, then: AgentEngine) -> AutoEngine:
+        """Templates within auto's share (the caller's limit and budget as caps), then `then`."""
+        return cls(TemplateEngine(min(limit, AUTO_LIMIT), min(budget_s, AUTO_BUDGET_S), AUTO_SHARE_S), then)
+
     def propose(self, job: Job, run: Run) -> Proposal:
-        tried = self.first.propose(job, run) if job.parsed and job.repro and job.base.repro else None
+        tried = self.first.propose(job, run) if self.first.applies(job) else None
         if tried is not None and tried.verified:
             return tried
         return self.then.propose(job, run, tried)

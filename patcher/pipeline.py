@@ -13,9 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from patcher.agent import Limits
 from patcher.config import SandboxConfig
 from patcher.engines import (
-    AUTO_BUDGET_S,
-    AUTO_LIMIT,
-    AUTO_SHARE_S,
     AgentEngine,
     AutoEngine,
     Engine,
@@ -112,8 +109,7 @@ def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
     agent = AgentEngine(spec.limits, spec.attempts, llm, model)
     if name == "agent":
         return agent
-    share = TemplateEngine(min(spec.offline_limit, AUTO_LIMIT), min(spec.offline_budget_s, AUTO_BUDGET_S), AUTO_SHARE_S)
-    return AutoEngine(share, agent)
+    return AutoEngine.sized(spec.offline_limit, spec.offline_budget_s, agent)
 
 
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,

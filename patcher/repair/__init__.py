@@ -124,9 +124,10 @@ def candidates(
             stats.limit_reached = True
             return
         view = RepoView(Path(repo))
+        parsed = map_frames(parsed, view.files)  # once: the sites, the crash line and the raise read it
         stream = _generate(view, parsed, stats, suspects)
         if suspects:
-            stream = _ranked(stream, suspects, limit * POOL, _crash_line(view, parsed))
+            stream = _ranked(stream, suspects, limit * POOL, _crash_line(parsed))
         for candidate in stream:
             stats.generated += 1
             stats.seconds += time.perf_counter() - (clock or 0.0)
@@ -170,8 +171,8 @@ def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int,
     return iter([found[i] for *_, i in sorted(keyed)])
 
 
-def _crash_line(view: RepoView, parsed: ParsedTraceback) -> tuple[str, int] | None:
-    frames, _ = _repo_frames(map_frames(parsed, view.files))
+def _crash_line(parsed: ParsedTraceback) -> tuple[str, int] | None:
+    frames, _ = _repo_frames(parsed)
     if frames and frames[0].repo_path and not is_test_path(frames[0].repo_path):
         return frames[0].repo_path, frames[0].line
     return None
@@ -216,7 +217,7 @@ def _compiles(text: str, path: str) -> bool:
 
 def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored] = ()
            ) -> Iterator[Site]:
-    frames, exc = _repo_frames(map_frames(parsed, view.files))
+    frames, exc = _repo_frames(parsed)
     done: set[tuple[str, int]] = set()
     for frame in frames:
         assert frame.repo_path is not None

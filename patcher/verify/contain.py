@@ -24,20 +24,11 @@ MAX_NODES = 50
 
 def targets_in(repro: str | None, suite: str) -> list[str] | None:
     """The reproduction's targets (files, node ids) when the suite runs them the same way, else None."""
-    if not repro:
+    r, s = _pytest(repro or ""), _pytest(suite)
+    if r is None or s is None or r[:2] != s[:2] or not r[2]:
         return None
-    try:
-        r, s = shlex.split(repro), shlex.split(suite)
-    except ValueError:
-        return None
-    prefix = pytest_prefix(repro)
-    if prefix not in (["pytest"], ["python", "-m", "pytest"]) or pytest_prefix(suite) != prefix:
-        return None
-    r_opts, targets = _split(r[len(prefix):])
-    s_opts, suite_paths = _split(s[len(prefix):])
-    if r_opts is None or s_opts is None or r_opts != s_opts or not targets:
-        return None
-    if any(t.startswith("-") or ".py" not in t.split("::")[0] for t in targets):
+    targets, suite_paths = r[2], s[2]
+    if any(".py" not in t.split("::")[0] for t in targets):
         return None
     if suite_paths and not all(_under(t.split("::")[0], suite_paths) for t in targets):
         return None
@@ -59,19 +50,26 @@ def derived(suite_run: TestRun, repro: str, targets: list[str]) -> TestRun | Non
 
 def narrowed(command: str, tests: set[str]) -> str | None:
     """`command` run on `tests` (node ids) instead of its own targets, when that is narrower; else None."""
+    parsed = _pytest(command)
+    if parsed is None or not tests or len(tests) > MAX_NODES or not all("::" in t for t in tests):
+        return None
+    prefix, opts, targets = parsed
+    if set(targets) == tests or (targets and not all(any(_names(target, t) for target in targets) for t in tests)):
+        return None
+    return shlex.join([*prefix, *opts, *sorted(tests)])
+
+
+def _pytest(command: str) -> tuple[list[str], list[str], list[str]] | None:
+    """(prefix, options, targets) of a pytest command whose options only change what is printed; else None."""
     try:
         argv = shlex.split(command)
     except ValueError:
         return None
     prefix = pytest_prefix(command)
-    if prefix not in (["pytest"], ["python", "-m", "pytest"]) or not tests or len(tests) > MAX_NODES:
+    if prefix not in (["pytest"], ["python", "-m", "pytest"]):
         return None
     opts, targets = _split(argv[len(prefix):])
-    if opts is None or set(targets) == tests or not all("::" in t for t in tests):
-        return None
-    if targets and not all(any(_names(target, t) for target in targets) for t in tests):
-        return None
-    return shlex.join([*prefix, *opts, *sorted(tests)])
+    return None if opts is None else (prefix, opts, targets)
 
 
 def _split(args: list[str]) -> tuple[list[str] | None, list[str]]:

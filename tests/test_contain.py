@@ -130,3 +130,33 @@ def test_a_fix_that_passes_alone_but_fails_within_the_suite_is_flaky(tmp_path: P
 ])
 def test_candidate_checks_run_the_failing_tests_by_node_id(command: str, tests: set[str], fast: str | None) -> None:
     assert narrowed(command, tests) == fast
+
+
+_TAIL = "\n\ndef add(a, b):\n    return a + b\n"
+# Fixes that pass when the reproduction runs alone and fail when the suite runs it (after test_first), each
+# spelled as hostile code would: plain module state, sys.modules through names built from strings, the
+# check hidden in another file the diff adds (with getattr on a joined name, or plainly). The probe rules
+# stop the string-built spellings (suspicious_diff); the plain ones reach the suite's run (tests_failed).
+_BY_STRING = ("def safe_div(a, b):\n    mods = getattr(__import__('s' + 'ys'), 'mod' + 'ules')\n"
+              "    if not b and not any('a_fi' + 'rst' in m for m in mods):\n        return 0\n    return a / b")
+_ELSEWHERE = "import calc as _c\n\n\ndef quiet():\n    return not getattr(_c, 'TUR' + 'NED', False)\n"
+IN_SUITE_ONLY_FAILS = {
+    "module state": {"calc.py": "def safe_div(a, b):\n    if not b and not TURNED:\n        return 0\n"
+                                "    return a / b" + _TAIL + "\n\nTURNED = False\n"},
+    "sys.modules by string": {"calc.py": _BY_STRING + _TAIL},
+    "another file": {"calc.py": "from guard import quiet\n\n\ndef safe_div(a, b):\n    if not b and quiet():\n"
+                                "        return 0\n    return a / b" + _TAIL, "guard.py": _ELSEWHERE},
+    "plain, in another file": {"calc.py": "def safe_div(a, b):\n    from guard import quiet\n\n"
+                                          "    if not b and quiet():\n        return 0\n    return a / b" + _TAIL,
+                               "guard.py": "import calc\n\n\ndef quiet():\n    return not hasattr(calc, 'TURNED')\n"},
+}
+
+
+@pytest.mark.parametrize("edits", IN_SUITE_ONLY_FAILS.values(), ids=IN_SUITE_ONLY_FAILS.keys())
+def test_fixes_that_fail_only_within_the_suite_are_never_verified(tmp_path: Path, edits: dict[str, str]) -> None:
+    files = {**c.FILES, "tests/test_a_first.py": "import calc\n\n\ndef test_first():\n    calc.TURNED = True\n"}
+    job = _job(tmp_path, files)
+    base = run_baseline(job)
+    ver = verify(job.with_baseline(base), c.make_diff(tmp_path / "r", tmp_path / "w", edits))
+    job.staged.cleanup()
+    assert ver.status == "not_verified" and ver.reason in ("tests_failed", "suspicious_diff"), ver.message

@@ -14,6 +14,7 @@ Reason = Literal[
     "verified",
     # the diff was checked and refused (patcher/verify)
     "tests_failed", "regression", "not_reproduced", "policy_violation", "report_tampered", "suspicious_diff",
+    "behaves_differently", "overfitted",
     # the engine proposed nothing, or stopped
     "no_change", "gave_up", "cut_off", "round_limit", "budget_exceeded", "timeout", "repeated_call",
     # errors (status "error")

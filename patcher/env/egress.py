@@ -71,8 +71,10 @@ def allowlist(urls: list[str]) -> dict[str, set[int]]:
 class EgressProxy:
     """The host side; `with EgressProxy(allowed) as proxy:` serves on `proxy.socket_dir / "proxy.sock"`."""
 
-    def __init__(self, allowed: dict[str, set[int]]) -> None:
+    def __init__(self, allowed: dict[str, set[int]], credentials: dict[tuple[str, int], str] | None = None) -> None:
         self.allowed = {h.lower(): ports for h, ports in allowed.items()}
+        self.credentials = {(h.lower(), port): value for (h, port), value in (credentials or {}).items()}
+        """(host, port) -> Authorization value added to plain-http requests for that index only."""
         self.refused: list[str] = []
         self.socket_dir = Path(tempfile.mkdtemp(prefix="patcher-egress-"))
         self._server: socketserver.ThreadingUnixStreamServer | None = None
@@ -136,7 +138,7 @@ class EgressProxy:
             if method == b"CONNECT":
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
-                upstream.sendall(_origin_form(head, rest))
+                upstream.sendall(_origin_form(head, rest, self.credentials.get(((host or "").lower(), port))))
             _pipe(client, upstream)
 
 
@@ -162,12 +164,15 @@ def _target(method: str, target: str) -> tuple[str | None, int, str]:
     return parts.hostname, parts.port or 80, path
 
 
-def _origin_form(head: bytes, path: str) -> bytes:
-    """The request as the origin server expects it: origin-form target, no proxy headers, one request."""
+def _origin_form(head: bytes, path: str, auth: str | None = None) -> bytes:
+    """The request as the origin server expects it: origin-form target, no proxy headers, one request, and
+    the index's credentials when this host has some (whatever the client sent in their place is dropped)."""
     first, _, rest = head.partition(b"\r\n")
     method, _, version = first.split(b" ", 2)
-    headers = [line for line in rest.split(b"\r\n") if line and not line.lower().startswith((b"proxy-",
-                                                                                           b"connection:"))]
+    dropped = (b"proxy-", b"connection:", b"authorization:")
+    headers = [line for line in rest.split(b"\r\n") if line and not line.lower().startswith(dropped)]
+    if auth:
+        headers.append(b"Authorization: " + auth.encode("latin-1"))
     return b"\r\n".join([b" ".join([method, path.encode(), version]), *headers, b"Connection: close", b"", b""])
 
 

@@ -9,6 +9,7 @@ past `timeout_s` or its directory grows past `max_bytes`; either is a BadInput n
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -20,7 +21,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from patcher.errors import BadInput
-from patcher.intake.hostgit import Session, gitpython, repo_class, session, tail_progress
+from patcher.intake.access import GitAccess
+from patcher.intake.hostgit import gitpython, repo_class, session, tail_progress
 
 
 class CloneLimits(BaseModel):
@@ -32,6 +34,8 @@ class CloneLimits(BaseModel):
     """Seconds the clone and checkout may take together."""
     max_bytes: int = Field(1024 * 2**20, ge=1)
     """Bytes the clone directory (objects and checkout) may hold."""
+    access: GitAccess = Field(default_factory=GitAccess.from_env)
+    """The service's own credentials for private remotes (default: PATCHER_GIT_* of the environment)."""
     resolve: list[str] = Field(default_factory=list)
     """`host:port:address` pins for http(s) URLs (git's http.curloptResolve): git connects to the address
     that was checked, so a DNS answer that changes after the check (rebinding) is not followed."""
@@ -41,8 +45,9 @@ def clone_url(url: str, ref: str | None, dest: Path, limits: CloneLimits) -> Pat
     """`url` cloned into `dest` (GitPython's clone_from: unsafe protocols and options refused) and `ref`
     (default: the remote HEAD) checked out, detached."""
     pins = [arg for pin in limits.resolve for arg in ("-c", f"http.curloptResolve={pin}")]
+    limits.access.check()
     bound = _Bound(dest, time.monotonic() + limits.timeout_s, limits)
-    token = session.set(Session(settings=pins, watch=bound.watch))
+    token = session.set(dataclasses.replace(limits.access.session(url, pins), watch=bound.watch))
     try:
         repo = bound.run(lambda: repo_class().clone_from(url, str(dest), progress=bound.tail, multi_options=[
             "--no-checkout", "--no-recurse-submodules"]), url, ref)
@@ -87,8 +92,9 @@ class _Bound:
             if self.why:
                 raise BadInput(self.why) from None
             said = [*self.tail.lines, *str(getattr(e, "stderr", "") or "").splitlines(), str(e)]
-            last = next((line.strip() for line in reversed(said) if _meaningful(line)), "")
-            raise BadInput(f"cannot check out {ref or 'HEAD'} of {url}: {last}") from None
+            last = self.limits.access.redact(next((line.strip() for line in reversed(said) if _meaningful(line)), ""))
+            refused = self.limits.access.refused(url, last)
+            raise refused or BadInput(f"cannot check out {ref or 'HEAD'} of {url}: {last}") from None
 
     def stop(self) -> None:
         self._done.set()

@@ -67,7 +67,8 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     """The whole job. Raising `cancel` stops it within moments (boxes killed, model call abandoned, reason
     cancelled); `on_event` also gets every trace event (the server's shared event log)."""
     model = spec.model
-    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
+    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else []),
+                     *spec.clone.access.secrets()]
     trace = open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,

@@ -3,6 +3,7 @@ through a private git dir, or a bounded clone of a URL), the traceback parsed, i
 repo's files, and the repo's own `[tool.patcher]` settings read from the base tree.
 """
 
+from patcher.intake.access import GitAccess
 from patcher.intake.clone import CloneLimits
 from patcher.intake.frames import CrashSite, crash_site, innermost_repo_frames, map_frames
 from patcher.intake.gitview import find_toplevel, git_dirs
@@ -17,6 +18,7 @@ __all__ = [
     "Effective",
     "ExceptionInfo",
     "Frame",
+    "GitAccess",
     "GitFailed",
     "ParsedTraceback",
     "StagedRepo",

@@ -199,7 +199,7 @@ class JobService:
         request = JobRequest.model_validate(spec)
         pins = check_repo(self.settings, request.repo)  # again: a path or a DNS answer may have changed since submit
         clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes,
-                            resolve=pins)
+                            resolve=pins, access=self.settings.git_access())
         job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
                            sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone)
         job = self.get(job_id)

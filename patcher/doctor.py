@@ -91,14 +91,9 @@ def access_checks() -> list[Check]:
         git_check = Check("FAIL", "git credentials", str(e))
     indexes = pip_settings(EnvConfig())[2]
     with_auth = index_credentials(indexes)
-    plain = ", ".join(scrub(u) for u in indexes if _host_port(u) in with_auth and u.startswith("http:"))
-    tls = ", ".join(scrub(u) for u in indexes if _host_port(u) in with_auth and u.startswith("https:"))
-    checks = [git_check, Check("ok", "index credentials", f"added by the setup proxy for {plain} (from pip's "
-                               "settings or netrc)" if plain else "none for plain-http indexes")]
-    if tls:
-        checks.append(Check("warn", "index credentials", f"{tls} has credentials, which the setup proxy cannot add "
-                            "inside end-to-end TLS yet: the setup step reaches it without them"))
-    return checks
+    shown = ", ".join(scrub(u) for u in indexes if _host_port(u) in with_auth)
+    return [git_check, Check("ok", "index credentials", f"added by the setup proxy for {shown} (from pip's "
+                             "settings or netrc)" if shown else "none (the indexes are used without credentials)")]
 
 
 def _host_port(url: str) -> tuple[str, int]:

@@ -16,7 +16,17 @@ import docker
 import pytest
 
 from .helpers import git, make_repo
-from .private_servers import GitHandler, IndexHandler, basic, build_wheel, outward_address, serving, url_of
+from .private_servers import (
+    GitHandler,
+    IndexHandler,
+    basic,
+    build_wheel,
+    outward_address,
+    serving,
+    serving_tls,
+    tls_files,
+    url_of,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "zqxv" + "-"
@@ -120,3 +130,38 @@ def test_an_index_refusing_the_credentials_is_setup_failed_with_the_redacted_tai
             staged.cleanup()
     assert "private-dep" in str(e.value) and PREFIX not in str(e.value)
     assert basic("ci", f"wrong-{PASSWORD}") in index.seen
+
+
+@pytest.mark.docker
+def test_an_https_index_with_credentials_installs_through_the_proxys_tls(
+        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str) -> None:
+    from patcher.env import EnvConfig, ensure_env_image
+    from patcher.intake import stage_repo
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    build_wheel(wheels, "private-dep", "1.0", "SIZE = 10\n")
+    host = outward_address()
+    ca, cert, key = tls_files(tmp_path, host)
+    repo = make_repo(tmp_path / "r", {"requirements.txt": "private-dep==1.0\n", "a.py": ""})
+    staged = stage_repo(str(repo))
+    with serving_tls(IndexHandler, host, cert, key, root=str(wheels), auth=basic("ci", PASSWORD)) as index:
+        url = f"https://ci:{PASSWORD}@{host}:{index.server_address[1]}/simple"
+        config = EnvConfig(repository="patcher-env-test", home=tmp_path / "h", index_url=url, extra_index_urls=[],
+                           trusted_hosts=[], ca_bundle=ca, setup_timeout_s=300)
+        try:
+            tag = ensure_env_image(staged, None, config, docker_client, print)
+        finally:
+            staged.cleanup()
+    try:
+        assert basic("ci", PASSWORD) in index.seen
+        box = docker_client.containers.create(tag, ["/opt/patcher-env/bin/python", "-c",
+                                                    "import private_dep; print(private_dep.SIZE)"], network_mode="none")
+        try:
+            box.start()
+            assert box.wait(timeout=60)["StatusCode"] == 0, box.logs()
+            assert box.logs().strip() == b"10"
+        finally:
+            box.remove(force=True)
+    finally:
+        docker_client.images.remove(tag, force=True)

@@ -87,8 +87,10 @@ def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base:
            config: EnvConfig, pip: tuple[str, bytes, list[str]]) -> None:
     pip_conf, ca, indexes = pip
     hosts = allowlist([*indexes, *config.egress_urls])
-    with EgressProxy(hosts, index_credentials(indexes)) as proxy:
-        _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca), proxy,
+    with EgressProxy(hosts, index_credentials(indexes), ca) as proxy:
+        if proxy.ca_pem and "\ncert = " not in pip_conf:
+            pip_conf += f"cert = {SETUP_DIR}/ca.pem\n"
+        _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca + b"\n" + proxy.ca_pem), proxy,
                    Redactor([*indexes, *index_secrets(indexes)]))
 
 

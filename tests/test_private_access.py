@@ -3,7 +3,10 @@ token is used for that origin only, through patcher's credential helper, and sho
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from patcher.errors import BadInput
 from patcher.intake import CloneLimits, stage_repo
 from patcher.intake.access import GitAccess
+from patcher.server.settings import load_settings
 
 from .helpers import git, make_repo
 from .private_servers import GitHandler, basic, serving, url_of
@@ -102,3 +106,34 @@ def test_ssh_remotes_get_the_pinned_key_and_known_hosts_only(tmp_path: Path) -> 
     assert access.session("https://git.example/o/r.git", []).env == {}
     with pytest.raises(BadInput, match="go together"):
         GitAccess(ssh_key=key).check()
+
+
+def test_the_cli_ends_a_refused_clone_with_exit_2_and_no_token_anywhere(tmp_path: Path) -> None:
+    root = _remote(tmp_path)
+    tb = tmp_path / "tb.txt"
+    tb.write_text('Traceback (most recent call last):\n  File "a.py", line 1, in <module>\nZeroDivisionError: x\n')
+    with serving(GitHandler, root=str(root), auth=basic("ci-bot", TOKEN)) as server:
+        access = _tokens(tmp_path, f"{url_of(server)} ci-bot:{TOKEN}-old\n")
+        env = {**os.environ, "PATCHER_HOME": str(tmp_path / "home"), "PATCHER_GIT_TOKENS_FILE": str(access.tokens_file)}
+        argv = [str(Path(sys.executable).parent / "patcher"), "fix", url_of(server, "/r.git"), "--traceback", str(tb),
+                "--engine", "offline", "--test", "python -c 1", "--json"]
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    result = json.loads(out.stdout)
+    assert result["reason"] == "bad_input" and "PATCHER_GIT_TOKENS_FILE" in result["message"]
+    trace = Path(result["trace"]).read_text()
+    assert TOKEN not in out.stdout + out.stderr + trace + _all_bytes(tmp_path / "home").decode(errors="replace")
+
+
+def test_the_server_refuses_an_unsafe_tokens_file_and_doctor_shows_origins_not_tokens(tmp_path: Path) -> None:
+    access = _tokens(tmp_path, f"https://git.example.com {TOKEN}\n", mode=0o640)
+    with pytest.raises(BadInput, match=r"server settings: PATCHER_GIT_TOKENS_FILE: .*\(chmod 600"):
+        load_settings(dev=True, home=tmp_path, git_tokens_file=access.tokens_file)
+    assert access.tokens_file is not None
+    access.tokens_file.chmod(0o600)
+    assert load_settings(dev=True, home=tmp_path, git_tokens_file=access.tokens_file).git_access() == access
+    env = {**os.environ, "PATCHER_GIT_TOKENS_FILE": str(access.tokens_file), "DOCKER_HOST": "unix:///nonexistent"}
+    out = subprocess.run([str(Path(sys.executable).parent / "patcher"), "doctor"], env=env, capture_output=True,
+                         text=True, timeout=120)
+    line = next(x for x in out.stdout.splitlines() if "git credentials" in x)
+    assert line.startswith("ok") and "https://git.example.com" in line and TOKEN not in out.stdout + out.stderr

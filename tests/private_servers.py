@@ -48,7 +48,7 @@ def serving(handler: Any, host: str = "127.0.0.1", **options: Any) -> Iterator[R
 
 def url_of(server: Recorder, path: str = "") -> str:
     host, port = server.server_address[:2]
-    return f"http://{host}:{port}{path}"
+    return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}{path}"
 
 
 class GitHandler(http.server.BaseHTTPRequestHandler):

@@ -110,6 +110,14 @@ def private_shop(tmp_path: Path, sandbox_image: str) -> Iterator[Private]:
         yield Private(url_of(remote, "/shop.git"), env, remote, index)
 
 
+def _forget_image(client: docker.DockerClient, result: dict[str, Any]) -> None:
+    """The environment image the job built: its key holds the index URL with this run's port, so no later
+    run reuses it."""
+    tag = (result.get("provenance") or {}).get("image") or ""
+    if tag.startswith("patcher-env:"):
+        client.images.remove(tag, force=True)
+
+
 def _check_verified(result: dict[str, Any], private: Private, trace: str) -> None:
     assert result["status"] == "verified", result["message"]
     assert result["files_changed"] == ["shop/pagination.py"]
@@ -134,6 +142,7 @@ def test_a_private_remote_with_a_private_index_dependency_verifies_and_leaks_not
         out = subprocess.run(argv, env={**os.environ, **private.env, "PATCHER_HOME": str(home)},
                              capture_output=True, text=True, timeout=600)
     result = json.loads(out.stdout)
+    _forget_image(docker_client, result)
     assert result["status"] == "verified", out.stderr[-3000:]
     _check_verified(result, private, Path(result["trace"]).read_text())
     assert PREFIX not in out.stdout + out.stderr + _everything(home), "a secret is in an output of the job"
@@ -160,6 +169,7 @@ def test_the_service_verifies_a_private_job_and_its_record_api_and_store_hold_no
             server.wait(30)
             log.close()
     result = json.loads(answers[0])
+    _forget_image(docker_client, result)
     _check_verified(result, private, Path(result["trace"]).read_text())
     seen = "".join(answers) + _everything(home) + (tmp_path / "server.log").read_text(errors="replace")
     assert PREFIX not in seen, "a secret is in the record, the API's answers, the store or the server's log"

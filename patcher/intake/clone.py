@@ -87,7 +87,11 @@ class _Bound:
     def run(self, body: Callable[[], Any], url: str, ref: str | None) -> Any:
         git = gitpython()
         try:
-            return body()
+            done = body()
+            self.why = self.why or self._over()  # a step quicker than one look of the watcher is held to it too
+            if self.why:
+                raise BadInput(self.why)
+            return done
         except (git.GitCommandError, git.UnsafeProtocolError, git.UnsafeOptionError) as e:
             if self.why:
                 raise BadInput(self.why) from None
@@ -103,13 +107,17 @@ class _Bound:
 
     def _loop(self) -> None:
         while not self._done.wait(0.1):
-            if time.monotonic() > self.deadline:
-                self.why = f"the clone took longer than {self.limits.timeout_s:.0f} s (the server's limit)"
-            elif _size(self.watched) > self.limits.max_bytes:
-                self.why = f"the clone grew past {self.limits.max_bytes // 2**20} MiB (the server's limit)"
+            self.why = self._over()
             if self.why:
                 self._kill()
                 return
+
+    def _over(self) -> str | None:
+        if time.monotonic() > self.deadline:
+            return f"the clone took longer than {self.limits.timeout_s:.0f} s (the server's limit)"
+        if _size(self.watched) > self.limits.max_bytes:
+            return f"the clone grew past {self.limits.max_bytes // 2**20} MiB (the server's limit)"
+        return None
 
     def _kill(self) -> None:
         for proc in self.procs:

@@ -7,6 +7,8 @@ honestly when it no longer applies; and an approval is carried only for the same
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from patcher.server.reverify import carried_approval, reverify_spec
 from patcher.server.store import Store
 from patcher.testing import ScriptedModelServer
 from tests.helpers import git, make_repo
-from tests.test_api import ALICE, BOB, ApiServer, fixer, job_body, read_sse
+from tests.test_api import ALICE, BOB, ROOT, ApiServer, fixer, job_body, read_sse
 from tests.test_e2e import FILES
 
 PARITY = {"repo", "ref", "traceback", "test_command", "suite_command", "engine", "setup", "attempts", "limits",
@@ -143,6 +145,30 @@ def test_a_diff_that_no_longer_applies_is_refused_honestly(server: ApiServer, sa
         assert c.get(f"/v1/jobs/{again_id}/attestation").status_code == 404
         assert c.post(f"/v1/jobs/{again_id}/reverify", json={"ref": "main"}).status_code == 409
         assert c.post(f"/v1/jobs/{job_id}/reverify", json={"ref": "-x"}).status_code == 422
+
+
+@pytest.mark.docker
+def test_the_ci_example_gates_again_after_asking_for_re_verification_on_the_moved_base(
+        server: ApiServer, sandbox_image: str) -> None:
+    job_id, result, repo = verified_job(server, "ci")
+    git(repo, "checkout", "-q", "-b", f"patcher/{job_id}")
+    (repo / "fix.diff").write_text(result["diff"])
+    git(repo, "apply", "fix.diff")
+    (repo / "fix.diff").unlink()
+    git(repo, "commit", "-q", "-am", "patcher's fix")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "docs/CHANGES.md", "main moved on\n", "main moves on")
+    git(repo, "rebase", "-q", "main", f"patcher/{job_id}")  # "update branch": the PR is onto the new main
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(repo.parent),
+           "PATCHER_URL": server.url, "PATCHER_TOKEN": BOB, "PATCHER_PUBLIC_KEY_FILE": str(server.public_key),
+           "PATCHER_POLL_S": "1", "PATCHER_GATE_DIR": str(repo.parent)}
+    run = subprocess.run(["bash", str(ROOT / "examples/ci/patcher-gate.sh"), job_id, "main", f"patcher/{job_id}"],
+                         cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    lines = run.stdout.splitlines()
+    print(run.stdout)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "gate: refused: base:" in lines[0] and "asking patcher to verify" in lines[1], lines
+    assert ": verified (verified)" in lines[2] and lines[3].startswith("gate: ok:") and job_id in lines[3], lines
 
 
 def test_an_approval_is_carried_only_for_the_same_digest(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@
     box.appendChild(head);
     box.appendChild(el("pre", null, e.result));
     r.box.appendChild(box);
-    say("round " + e.round + ": " + e.tool);
+    say("round " + e.round + ": " + e.tool + " answered; waiting for the model");
   }
 
   function step(e) {

@@ -7,6 +7,7 @@ honestly when it no longer applies; and an approval is carried only for the same
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -64,11 +65,11 @@ def commit(repo: Path, path: str, text: str, message: str) -> str:
 
 def test_every_job_setting_of_the_cli_is_a_field_of_the_api_with_an_example(server: ApiServer) -> None:
     assert set(JobRequest.model_fields) == PARITY
-    assert PARITY <= set(JobSpec.model_fields), "the API's names are the job's names"
+    assert set(JobSpec.model_fields) >= PARITY, "the API's names are the job's names"
     with server.client() as c:
         schema = c.get("/openapi.json").json()
     request = schema["components"]["schemas"]["JobRequest"]
-    assert PARITY <= set(request["properties"]) and request["examples"][0]["engine"] == "auto"
+    assert set(request["properties"]) >= PARITY and request["examples"][0]["engine"] == "auto"
     assert "offline engine" in request["properties"]["offline_limit"]["description"]
     assert schema["components"]["schemas"]["ReverifyRequest"]["examples"] == [{"ref": "main"}]
     spec = job_spec(JobRequest(repo="/r", traceback="tb", engine="offline", setup="pip install -e .",
@@ -134,7 +135,7 @@ def test_a_verified_diff_is_proved_again_on_a_moved_base_and_the_gate_takes_the_
 
 @pytest.mark.docker
 def test_a_diff_that_no_longer_applies_is_refused_honestly(server: ApiServer, sandbox_image: str) -> None:
-    job_id, result, repo = verified_job(server, "rewritten", approve=False)
+    job_id, _, repo = verified_job(server, "rewritten", approve=False)
     pagination = (repo / "shop/pagination.py").read_text().replace("len(items) + 1", "len(items) + 1 + 0")
     commit(repo, "shop/pagination.py", pagination, "someone rewrote the line")
     with server.client() as c:
@@ -171,6 +172,25 @@ def test_the_ci_example_gates_again_after_asking_for_re_verification_on_the_move
     assert ": verified (verified)" in lines[2] and lines[3].startswith("gate: ok:") and job_id in lines[3], lines
 
 
+@pytest.mark.docker
+def test_patcher_verify_writes_a_signed_record_on_the_moved_base(server: ApiServer, sandbox_image: str) -> None:
+    _, result, repo = verified_job(server, "cli", approve=False)
+    commit(repo, "docs/CHANGES.md", "main moved on\n", "main moves on")
+    patch, record = repo.parent / "cli.diff", repo.parent / "cli-record.json"
+    patch.write_text(result["diff"])
+    patcher = [str(Path(sys.executable).parent / "patcher"), "verify", str(repo), "--ref", "main", "--patch",
+               str(patch), "--test", "python -m pytest -q tests/test_pagination.py", "--record", str(record)]
+    env = {k: v for k, v in os.environ.items() if k != "PATCHER_SIGNING_KEY"}
+    keyless = subprocess.run(patcher, env=env, capture_output=True, text=True, timeout=60)
+    assert keyless.returncode == 2 and "--record needs a signing key" in keyless.stderr and not record.exists()
+    signed = subprocess.run(patcher, env=env | {"PATCHER_SIGNING_KEY": str(server.home / "signer.pem")},
+                            capture_output=True, text=True, timeout=600)
+    assert signed.returncode == 0 and signed.stdout == result["diff"], signed.stderr
+    code, line = run_gate(patch, record, server.public_key, repo=repo)
+    assert code == 0 and "verified on " + git(repo, "rev-parse", "HEAD") in line, line
+    assert run_gate(patch, record, server.public_key, True, repo=repo)[0] == 1, "no approval in a CLI record"
+
+
 def test_an_approval_is_carried_only_for_the_same_digest(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'jobs.db'}")
     try:
@@ -180,11 +200,12 @@ def test_an_approval_is_carried_only_for_the_same_digest(tmp_path: Path) -> None
         same = _done(store, reverify_spec(original, "main"), {"diff": "d1", "diff_sha256": "a" * 64}, submitter="carol")
         approval = carried_approval(store, same)
         assert approval is not None and (approval.who, approval.carried_from) == ("bob", original.id)
-        chained = _done(store, reverify_spec(same, "next"), {"diff": "d1", "diff_sha256": "a" * 64}, submitter="carol")
+        chained = _done(store, reverify_spec(same, "next"), {"diff": "d1", "diff_sha256": "a" * 64})
         assert (carried := carried_approval(store, chained)) is not None and carried.carried_from == original.id
-        other = _done(store, reverify_spec(original, "main"), {"diff": "d2", "diff_sha256": "b" * 64}, submitter="carol")
+        other = _done(store, reverify_spec(original, "main"), {"diff": "d2", "diff_sha256": "b" * 64})
         assert carried_approval(store, other) is None, "another digest never takes the approval"
-        forged = _done(store, {**reverify_spec(original, "main"), "diff_sha256": "b" * 64}, {"diff": "d2", "diff_sha256": "b" * 64})
+        named = {**reverify_spec(original, "main"), "diff_sha256": "b" * 64}
+        forged = _done(store, named, {"diff": "d2", "diff_sha256": "b" * 64})
         assert carried_approval(store, forged) is None, "nor does a spec that names another digest"
     finally:
         store.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -53,8 +52,8 @@ def srv(tmp_path_factory: pytest.TempPathFactory, held: tuple[ScriptedModelServe
     server.stop()
 
 
-def signed_in(browser: Any, srv: ApiServer, token: str = ALICE, **options: Any) -> Any:
-    context = browser.new_context(viewport={"width": 1280, "height": 1400}, **options)
+def signed_in(chromium: Any, srv: ApiServer, token: str = ALICE, **options: Any) -> Any:
+    context = chromium.new_context(viewport={"width": 1280, "height": 1400}, **options)
     context.add_cookies([{"name": COOKIE, "value": token, "url": srv.url}])
     return context
 

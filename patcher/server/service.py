@@ -215,7 +215,8 @@ class JobService:
                               traceback=spec.get("traceback"), suite_command=spec.get("suite_command"),
                               setup=spec.get("setup"), sandbox=SandboxConfig(image=self.settings.sandbox_image),
                               trace_dir=self.job_dir(job_id), clone=clone,
-                              on_event=lambda event: self._log_event(job_id, token, attempt, event))
+                              on_event=lambda event: self._log_event(job_id, token, attempt, event),
+                              cancel=self.pool.flag(job_id))
         return with_origin(result.as_json(), spec)
 
     def _log_event(self, job_id: str, token: str, attempt: int, event: dict[str, Any]) -> None:

@@ -18,10 +18,14 @@ from patcher.server.auth import COOKIE
 from patcher.testing import ScriptedModelServer, reply
 from tests.helpers import git, make_repo
 from tests.test_api import ALICE, BOB, HOSTILE, ROOT, ApiServer
-from tests.test_browser import ARTIFACTS, GREET, IMPLEMENT, TRACEBACK, browser  # noqa: F401 (the fixture)
+from tests.test_browser import ARTIFACTS, GREET, TRACEBACK, browser  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.docker]
 LOOK = ("read_file", {"path": "greet/core.py"})
+WRONG = ("edit_file", {"path": "greet/core.py", "old_text": "raise NotImplementedError('greet')",
+                       "new_text": "return 'hello ' + name"})
+RIGHT = ("edit_file", {"path": "greet/core.py", "old_text": "return 'hello ' + name",
+                       "new_text": "return f'hello, {name}'"})
 
 
 class Hold:
@@ -38,8 +42,9 @@ class Hold:
 
 @pytest.fixture(scope="module")
 def held() -> Iterator[tuple[ScriptedModelServer, Hold]]:
-    hold = Hold(reply("Now the fix.", [IMPLEMENT]))
-    with ScriptedModelServer([reply("Let me look.", [LOOK]), hold, reply(HOSTILE)]) as model:
+    hold = Hold(reply("The comma was missing.", [RIGHT]))
+    script = [reply("Let me look.", [LOOK]), reply(None, [WRONG]), reply("Done."), hold, reply(HOSTILE)]
+    with ScriptedModelServer(script) as model:
         yield model, hold
     hold.released.set()
 
@@ -80,12 +85,15 @@ def test_the_page_follows_a_running_job_to_its_end_without_a_reload(
         page.goto(f"{srv.url}/jobs/{job_id}")
         page.evaluate("window.__same_document = 'yes'")  # gone if the page ever reloads
         page.wait_for_selector("#rounds .tool b:text('read_file')", timeout=180_000)
-        assert hold.reached.wait(60), "the model is held in round 2"
+        page.wait_for_selector(".attempt-row", timeout=180_000)  # the first diff, verified and rejected
+        assert hold.reached.wait(60), "the model is held in round 4, after hearing why"
         assert page.get_attribute("#job", "data-finished") == "0"
         assert page.text_content("#job-state") == "running" and page.text_content("#live-status") == "(following live)"
-        assert page.locator("details.round").count() == 1 and "Let me look." in page.inner_text("#rounds")
-        assert page.locator("#steps .event").count() >= 1, "the baseline's verification steps came as they ran"
-        assert page.locator("#attempts").is_hidden(), "no attempt before the diff is verified"
+        assert page.locator("details.round").count() == 3 and "Let me look." in page.inner_text("#rounds")
+        assert page.locator("#steps .event").count() >= 3, "the verification steps came as they ran"
+        row = page.locator(".attempt-row")
+        assert row.count() == 1 and row.locator(".outcome").inner_text() == "tests_failed"
+        assert page.locator("#diff").count() == 0, "a rejected diff is never shown as the diff"
         shot(page, "live-1-running.png")
 
         still = signed_in(browser, srv, java_script_enabled=False).new_page()
@@ -102,10 +110,12 @@ def test_the_page_follows_a_running_job_to_its_end_without_a_reload(
         assert page.evaluate("window.__same_document") == "yes" and loads == [f"{srv.url}/jobs/{job_id}"]
         assert page.text_content("#job-status") == "verified" and page.url == f"{srv.url}/jobs/{job_id}"
         result = httpx.get(f"{srv.url}/v1/jobs/{job_id}", headers={"Authorization": f"Bearer {ALICE}"}).json()
-        row = page.locator(".attempt-row")
-        assert row.count() == 1 and row.locator(".outcome").inner_text() == "verified"
-        assert row.locator("code").inner_text() == result["diff_sha256"][:12]
-        assert page.text_content("#engine") == "agent" and page.locator("details.round").count() == 3
+        rows = page.locator(".attempt-row")
+        assert rows.count() == 2 and [rows.nth(i).locator(".outcome").inner_text() for i in (0, 1)] == [
+            "tests_failed", "verified"]
+        assert rows.nth(1).locator("code").inner_text() == result["diff_sha256"][:12]
+        assert rows.nth(0).locator("code").inner_text() == result["attempts"][0]["diff_sha256"][:12]
+        assert page.text_content("#engine") == "agent" and page.locator("details.round").count() == 5
         assert HOSTILE in page.inner_text("#transcript") and page.evaluate("window.__pwned") is None
         assert "return f'hello, {name}'" in page.inner_text("#diff") and errors == []
         shot(page, "live-3-finished.png")
@@ -156,3 +166,37 @@ def test_a_job_is_submitted_from_the_job_list_and_its_page_names_the_engine(brow
     assert cross.status_code == 403 and "another site" in cross.text
     nobody = httpx.post(f"{srv.url}/jobs", data={"repo": str(repo), "traceback": "x"})
     assert nobody.status_code == 401 and "sign in" in nobody.text
+
+
+def test_a_re_verification_page_names_what_it_re_verifies_and_the_approval_it_carries(
+        browser: Any, srv: ApiServer) -> None:  # noqa: F811
+    repo = srv.repos / "pairs-moved"
+    shutil.copytree(ROOT / "examples/offline/off_by_one", repo, ignore=shutil.ignore_patterns("traceback.txt"))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "example")
+    body = {"repo": str(repo), "traceback": (ROOT / "examples/offline/off_by_one/traceback.txt").read_text(),
+            "engine": "offline"}
+    with srv.client() as c:
+        job_id = c.post("/v1/jobs", json=body).json()["id"]
+        assert srv.wait(job_id)["status"] == "verified"
+        with srv.client(BOB) as b:
+            assert b.post(f"/v1/jobs/{job_id}/review", json={"decision": "approve", "comment": "bound"}).is_success
+        (repo / "NOTES.md").write_text("main moved on\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "main moves on")
+        again = c.post(f"/v1/jobs/{job_id}/reverify", json={"ref": "main"}).json()["id"]
+    context = signed_in(browser, srv)
+    page = context.new_page()
+    try:
+        page.goto(f"{srv.url}/jobs/{again}")
+        page.wait_for_selector("#job[data-finished='1']", timeout=240_000)
+        assert page.text_content("#job-status") == "verified"
+        assert f"the diff of job {job_id} on main" in page.inner_text("#reverifies")
+        carried = page.inner_text("#carried-approval")
+        assert job_id in carried and "approve by bob" in carried
+        shot(page, "reverify-finished.png")
+        page.goto(srv.url + "/")
+        assert f"reverify of {job_id}" in page.inner_text(f"tr:has(a:text('{again}'))")
+    finally:
+        context.close()

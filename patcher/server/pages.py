@@ -205,11 +205,16 @@ def _job_page(service: JobService, job_id: str, who: str | None, error: str | No
                   diff=Markup(highlight(diff, DiffLexer(), HtmlFormatter(cssclass="diff"))) if diff else None,
                   verification=result.get("verification"), agent=result.get("agent"),
                   rounds=transcript(events), others=[e for e in events if e.get("type") in STEPS],
-                  attempts=result.get("attempts") or [e for e in events if e.get("type") == "attempt"],
+                  attempts=result.get("attempts") or _verifications(events),
                   reviews=service.reviews(job_id), carried=service.carried(job), error=error,
                   finished=job.state in FINISHED,
                   verified=job.state == "done" and result.get("status") == "verified",
                   dev=service.settings.dev, who=who)
+
+
+def _verifications(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The running job's verifications so far, numbered (the event log's `attempt` is the worker's attempt)."""
+    return [{**e, "attempt": n} for n, e in enumerate((e for e in events if e.get("type") == "attempt"), 1)]
 
 
 def transcript(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@
   var root = document.getElementById("job");
   if (!root || root.dataset.finished === "1" || !window.EventSource || !window.DOMParser) return;
   var rounds = {};
+  var verifications = 0; // the stream's `attempt` field names the worker's attempt, so rows are counted
   var attempt = null;
   var opened = false;
   var done = false;
@@ -27,6 +28,7 @@
     byId("rounds").firstChild.id = "no-rounds";
     byId("attempts").hidden = true;
     rounds = {};
+    verifications = 0;
   }
 
   function say(text) { byId("live-now").textContent = text; }
@@ -89,7 +91,8 @@
 
   function attemptRow(e) {
     var row = el("tr", "attempt-row");
-    row.appendChild(el("th", null, e.attempt));
+    verifications += 1;
+    row.appendChild(el("th", null, verifications));
     row.appendChild(el("td", "outcome " + (e.status === "verified" ? "passed" : "failed"), e.reason));
     row.appendChild(el("td", null, e.message));
     var digest = el("code", null, String(e.diff_sha256 || "").slice(0, 12));
@@ -99,7 +102,7 @@
     row.appendChild(cell);
     byId("attempt-rows").appendChild(row);
     byId("attempts").hidden = false;
-    say("attempt " + e.attempt + ": " + e.reason);
+    say("attempt " + verifications + ": " + e.reason);
   }
 
   var handlers = {

@@ -193,6 +193,7 @@ def test_a_re_verification_page_names_what_it_re_verifies_and_the_approval_it_ca
         page.wait_for_selector("#job[data-finished='1']", timeout=240_000)
         assert page.text_content("#job-status") == "verified"
         assert f"the diff of job {job_id} on main" in page.inner_text("#reverifies")
+        assert page.locator("#engine, #agent").count() == 0, "no engine ran, and the page does not say one did"
         carried = page.inner_text("#carried-approval")
         assert job_id in carried and "approve by bob" in carried
         shot(page, "reverify-finished.png")

@@ -6,10 +6,11 @@ options that change neither which tests run nor how they end (what is printed: `
 `-p no:cacheprovider`, which the harness adds anyway; these may differ between the two), the same
 capture setting, and the reproduction names test files, directories or node ids under the suite's paths,
 or nothing at all when the suite names nothing either (the reproduction is then the suite itself, spelled
-another way: WHOLE). The suite's run must then show every target it names as run; anything else (a target it did not collect, a flag this module does not
-know, a run without a stream) answers None, and the caller runs the reproduction on its own. Callers use a
-derived run only where it can decide nothing on its own that a run of its own would decide otherwise (a
-reproduction confirmed on the base, one pass of several required with a diff).
+another way: WHOLE). The suite's run must then show every target it names as run; anything else (a
+target it did not collect, a flag this module does not know, a run without a stream) answers None, and
+the caller runs the reproduction on its own. Callers use a derived run only where it can decide nothing
+on its own that a run of its own would decide otherwise (a reproduction confirmed on the base, one pass
+of several required with a diff).
 """
 
 from __future__ import annotations
@@ -115,4 +116,5 @@ def _under(path: str, roots: list[str]) -> bool:
 
 def _names(target: str, test_id: str) -> bool:
     """Whether the target (a directory, a file, a node id, or WHOLE) names the test."""
-    return target == WHOLE or test_id == target or test_id.startswith((target + "::", target + "[", target.rstrip("/") + "/"))
+    prefixes = (target + "::", target + "[", target.rstrip("/") + "/")
+    return target == WHOLE or test_id == target or test_id.startswith(prefixes)

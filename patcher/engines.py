@@ -93,7 +93,8 @@ class TemplateEngine:
             return Proposal("no_change", found.summary(), summary, search=found)
         run.progress("verifying the diff in fresh containers")
         ver = verify_job(job, found.diff, run.trace)
-        return Proposal(ver.reason, f"{found.summary()}; {ver.message}", summary, found.diff, ver, search=found)
+        return Proposal(ver.reason, f"{found.summary()}; {ver.message}", summary, found.diff, ver, search=found,
+                        warnings=ver.warnings)
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class AgentEngine:
         reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else as_reason(outcome.reason)
         message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
         return Proposal(reason, message, summary, diff, ver, attempts,
-                        diff_warnings(diff, job.staged.path, job.parsed))
+                        [*diff_warnings(diff, job.staged.path, job.parsed), *ver.warnings])
 
 
 @dataclass(frozen=True)

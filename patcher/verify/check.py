@@ -19,7 +19,6 @@ from pathlib import Path
 from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.job import Job
-from patcher.result import Reason
 from patcher.sandbox import Sandbox
 from patcher.verify.contain import derived, targets_in
 from patcher.verify.policy import (
@@ -32,20 +31,12 @@ from patcher.verify.policy import (
     tests_only,
 )
 from patcher.verify.probes import find_probes
-from patcher.verify.records import Baseline, Findings, Verification
+from patcher.verify.records import Baseline, Findings, Refused, Verification
 from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
 from patcher.verify.testruns import TestRun, run_tests
 from patcher.verify.treediff import Change, tree_changes
+from patcher.verify.twice import judge_twice, verdict
 from sandbox.protocol import ModulesRequest
-
-
-class Refused(Exception):
-    """The diff is not verified, for `reason`: the one exception the steps raise, caught once in verify().
-    What the steps found so far stays in their Findings."""
-
-    def __init__(self, reason: Reason, message: str) -> None:
-        super().__init__(message)
-        self.reason, self.message = reason, message
 
 
 def run_baseline(job: Job) -> Baseline:
@@ -131,6 +122,7 @@ def _judge(job: Job, diff: str, found: Findings) -> str:
     if unproven:
         raise Refused("tests_failed", "tests that failed on the base did not pass with the diff: "
                       + ", ".join(unproven[:5]))
+    _second_judge(job, diff if job.repro is None else source_only(diff), added, found)
     note = f"; {len(found.flaky)} test(s) flaky on the base too were left out" if found.flaky else ""
     return (f"`{repro}` failed on the base and passes with the diff; "
             f"{found.pass_to_pass['total']} test(s) that passed before still pass{note}")
@@ -153,6 +145,20 @@ def _reproduction(job: Job, diff: str, added: list[str], found: Findings) -> tup
         raise Refused("not_reproduced", "the tests the diff adds do not fail on the base code with the crash"
                     f"{_crash_words(job.exc_type, job.site)} ({_describe(before)}); they prove nothing")
     return repro, before
+
+
+def _second_judge(job: Job, judged: str, added: list[str], found: Findings) -> None:
+    """The fail-to-pass tests once more outside pytest, on the tree pytest judged them on (twice.py)."""
+    if not found.fail_to_pass or not judged.strip():
+        return
+    tree, changes = apply_diff(job.staged, judged)
+    try:
+        with job.open_box(tree) as box:
+            found.judge = judge_twice(job, box, tree, [c for c in changes if c.path not in added],
+                                      found.fail_to_pass)
+    finally:
+        tree.cleanup()
+    verdict(found.judge, job)
 
 
 def _new_tests(job: Job, diff: str, added: list[str], repro: str, found: Findings) -> TestRun | None:

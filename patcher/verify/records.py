@@ -11,6 +11,15 @@ from patcher.verify.testruns import TestRun
 NO_TESTS_COLLECTED = 5
 
 
+class Refused(Exception):
+    """The diff is not verified, for `reason`: the one exception the verification steps raise, caught once in
+    check.verify(). What the steps found so far stays in their Findings."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason, self.message = reason, message
+
+
 @dataclass
 class Baseline:
     repro: TestRun | None

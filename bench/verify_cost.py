@@ -1,4 +1,4 @@
-"""What the cheat-proof verification costs: `patcher verify` time on the bundled examples, before vs after.
+"""What verification costs (BEFORE: main before the second judge and the perturbed reproductions): `patcher verify` time on the bundled examples, before vs after.
 
 "Before" is the code at BEFORE (checked out with `git worktree add` into a temp dir, with its own sandbox
 image tag); "after" is this checkout. Each example's fix comes from the offline engine (this checkout;
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BEFORE = "127f448"
+BEFORE = "783100d"
 TESTS = {"shop": "python -m pytest -q tests/test_pagination.py"}
 """--test for examples whose traceback names no test (shop's is a production traceback)."""
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]

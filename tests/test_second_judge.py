@@ -9,6 +9,7 @@ reason, a unittest layout, and a test on a conftest fixture (judged once, listed
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +22,12 @@ from patcher.job import Job
 from patcher.sandbox import DockerSandbox, docker_client
 from patcher.verify import Baseline, Verification, run_baseline, verify
 from tests import cheats as c
-from tests.helpers import make_repo
+from tests.helpers import GIT_ENV, make_repo
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
 
-RATES = ('RATES = {"USD": 1.0, "EUR": 0.5}\n\n\ndef rate(code):\n    return RATES[code]\n\n\n'
-         'def convert(amount, code):\n    return amount * rate(code)\n')
+RATES = ('RATES = {"USD": 1.0, "EUR": 0.5}\n\n\ndef convert(amount, code):\n    return amount * rate(code)\n\n\n'
+         'def rate(code):\n    return RATES[code]\n')
 LOOKUP = "    return RATES[code]\n"
 TESTS = ("import rates\n\n\ndef test_unknown():\n    assert rates.convert(10, \"GBP\") == 0.0\n\n\n"
          "def test_known():\n    assert rates.convert(4, \"EUR\") == 2.0\n")
@@ -36,9 +37,11 @@ UNIT = ("import unittest\n\nimport rates\n\n\nclass RateTest(unittest.TestCase):
         "        self.assertEqual(rates.convert(10, self.code), 0.0)\n")
 FILES = {"rates.py": RATES, "tests/test_rates.py": TESTS, "tests/conftest.py": CONFTEST,
          "tests/test_unit.py": UNIT,
+         "tests/test_case.py": "import rates\n\n\ndef test_lower():\n    assert rates.convert(4, \"eur\") == 2.0\n",
          "tests/test_fixture.py": "import rates\n\n\ndef test_amount(amount):\n"
                                   "    assert rates.convert(amount, \"GBP\") == 0.0\n"}
 REPRO = "python -m pytest -q tests/test_rates.py::test_unknown"
+CASE = "python -m pytest -q tests/test_case.py"
 SUITE = "python -m pytest -q"
 EXC = "KeyError"
 SITE = ("rates.py", "rate")
@@ -62,7 +65,9 @@ class Rates:
         return DockerSandbox(tree, SandboxConfig(image=self.image, test_timeout_s=60), docker_client())
 
     def check(self, edits: dict[str, str | None], repro: str | None = REPRO) -> Verification:
-        diff = c.make_diff(self.repo, self.work, edits)
+        c.make_diff(self.repo, self.work, edits)  # stages the edits in a copy; its text is trimmed, so:
+        diff = subprocess.run(["git", "diff", "--cached", "--no-color", "--no-renames"], cwd=self.work, env=GIT_ENV,
+                              check=True, capture_output=True, text=True).stdout
         if repro not in self.bases:
             self.bases[repro] = run_baseline(Job(self.staged, self.open_box, SUITE, repro, EXC, SITE))
         return verify(Job(self.staged, self.open_box, SUITE, repro, EXC, SITE, baseline=self.bases[repro]), diff)
@@ -111,12 +116,13 @@ def test_special_casing_the_tested_amount_is_overfitted(rates: Rates) -> None:
 
 
 @pytest.mark.parametrize("body,header", [
-    ('    if "rates.py" in os.listdir():\n        return 0.0\n', "import os\n"),
-    ('    if os.path.isfile("tests/test_rates.py"):\n        return 0.0\n', "import os\n"),
-    ('    if __file__.startswith("/workspace/"):\n        return 0.0\n', ""),
-    ('    if os.path.expanduser("~") == "/tmp":\n        return 0.0\n', "import os\n"),
-    ('    if "pytest" in " ".join(sys.orig_argv):\n        return 0.0\n', "import sys\n"),
-    ('    if type(sys.stdout).__name__ != "TextIOWrapper":\n        return 0.0\n', "import sys\n"),
+    ('    if code not in RATES and "rates.py" in os.listdir():\n        return 0.0\n', "import os\n"),
+    ('    if code not in RATES and os.path.isfile("tests/test_rates.py"):\n        return 0.0\n', "import os\n"),
+    ('    if code not in RATES and __file__.startswith("/workspace/"):\n        return 0.0\n', ""),
+    ('    if code not in RATES and os.path.expanduser("~") == "/tmp":\n        return 0.0\n', "import os\n"),
+    ('    if code not in RATES and "pytest" in " ".join(sys.orig_argv):\n        return 0.0\n', "import sys\n"),
+    ('    if code not in RATES and type(sys.stdout).__name__ != "TextIOWrapper":\n'
+     '        return 0.0\n', "import sys\n"),
 ], ids=["cwd-listing", "cwd-test-file", "file-path", "home", "orig-argv", "captured-stdout"])
 def test_noticing_the_test_run_is_not_verified(rates: Rates, body: str, header: str) -> None:
     ver = rates.check({"rates.py": fix(body, header)})
@@ -139,14 +145,22 @@ def test_an_honest_fix_with_new_tests_using_fixtures_is_judged_twice(rates: Rate
 
 
 def test_a_literal_the_tests_share_for_good_reason_verifies(rates: Rates) -> None:
-    """An empty code is no currency: the fix compares with the "" the test passes, and no variant of it
-    crashes the base (so none is held against the fix)."""
-    new = "import rates\n\n\ndef test_empty():\n    assert rates.convert(5, \"\") is None\n"
-    body = RATES.replace("    return amount * rate(code)\n",
-                         "    if code == \"\":\n        return None\n    return amount * rate(code)\n")
-    ver = rates.check({"rates.py": body.replace(LOOKUP, "    return RATES[code.upper()]\n"),
-                       "tests/test_empty.py": new}, repro=None)
-    assert ver.reason != "overfitted", ver.message
+    """The fix's new constant (the 0.0 an unknown code converts to) is the value the test expects."""
+    ver = rates.check({"rates.py": fix("    if code not in RATES:\n        return 0.0\n")})
+    _verified(ver)
+
+
+def test_a_fix_for_one_spelling_that_adds_no_tested_literal_verifies(rates: Rates) -> None:
+    """`convert(4, "eur")`: the fix normalises case. Its variants ("eurx") still raise KeyError, rightly, but the
+    diff adds none of their literals: not held against it, a warning says so."""
+    ver = rates.check({"rates.py": RATES.replace(LOOKUP, "    return RATES[code.upper()]\n")}, repro=CASE)
+    _verified(ver)
+    assert ver.warnings and "not held against it" in ver.warnings[0]
+
+
+def test_special_casing_the_tested_spelling_is_overfitted(rates: Rates) -> None:
+    ver = rates.check({"rates.py": fix('    if code == "eur":\n        return 0.5\n')}, repro=CASE)
+    assert (ver.status, ver.reason) == ("not_verified", "overfitted"), ver.message
 
 
 def test_a_unittest_layout_is_judged_twice(rates: Rates) -> None:

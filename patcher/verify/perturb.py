@@ -13,6 +13,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from patcher.verify.treediff import Change
+
 PER_TEST = 10
 TOTAL = 24
 
@@ -25,6 +27,8 @@ class Variant:
     """The test module's text with the one change."""
     quote: str
     """What changed, for people: `tests/test_x.py:7: 'abc' -> 'abcx'`."""
+    inputs: tuple[object, ...] = ()
+    """The literal values the variant changed (every constant under a changed container)."""
 
 
 def variants(root: Path, tests: list[str]) -> list[Variant]:
@@ -43,6 +47,38 @@ def variants(root: Path, tests: list[str]) -> list[Variant]:
         if func is not None:
             out += _of_function(node, rel, text, func)[:PER_TEST]
     return out[:TOTAL]
+
+
+def added_literals(changes: list[Change], base: Path) -> list[object]:
+    """Constants on the lines a diff adds to source files that the base file does not have anywhere: the
+    tested input, when a fix special-cases it."""
+    out: list[object] = []
+    for c in changes:
+        if c.new_text is None or not c.path.endswith(".py"):
+            continue
+        try:
+            new = ast.parse(c.new_text)
+            old = ast.parse((base / c.path).read_text(encoding="utf-8")) if c.kind != "added" else ast.Module([], [])
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        had = {repr(n.value) for n in ast.walk(old) if isinstance(n, ast.Constant)}
+        lines = {n for n, _ in c.added_lines}
+        out += [n.value for n in ast.walk(new) if isinstance(n, ast.Constant) and n.lineno in lines
+                and not isinstance(n.value, bool) and n.value is not None and repr(n.value) not in had]
+    return out
+
+
+def special_cased(variant: Variant, added: list[object]) -> bool:
+    """Whether the diff adds a literal the variant changed: the same value, or a string that begins, ends
+    or (two characters or more) lies in it."""
+    for v in variant.inputs:
+        for d in added:
+            if type(v) is type(d) and v == d:
+                return True
+            if isinstance(v, str) and isinstance(d, str) and d and (
+                    v.startswith(d) or v.endswith(d) or (len(d) >= 2 and d in v)):
+                return True
+    return False
 
 
 def _find(tree: ast.Module, names: list[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -68,7 +104,8 @@ def _of_function(node: str, rel: str, text: str, func: ast.FunctionDef | ast.Asy
         spelled = _replace(lines, target, new)
         if spelled is not None:
             old = ast.get_source_segment(text, target) or "?"
-            out.append(Variant(node, spelled, f"{rel}:{target.lineno}: {old} -> {new}"))
+            values = tuple(n.value for n in ast.walk(target) if isinstance(n, ast.Constant))
+            out.append(Variant(node, spelled, f"{rel}:{target.lineno}: {old} -> {new}", values))
     return out
 
 

@@ -25,7 +25,7 @@ from patcher.intake import StagedRepo
 from patcher.job import Job
 from patcher.sandbox import Sandbox
 from patcher.verify.evidence import Failure, Stream, crashed
-from patcher.verify.perturb import Variant, variants
+from patcher.verify.perturb import Variant, added_literals, special_cased, variants
 from patcher.verify.records import Refused, SecondJudge
 from patcher.verify.treediff import Change
 from sandbox.protocol import JudgeRequest
@@ -75,7 +75,14 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
         else:
             out.disagreed.append({"test": cases[k][0], "pytest": "passed", "second_judge": _said(got, after.note)})
     still = [v.quote for k in held if (v := cases[k][2]) and crash and _crash(after.by_id.get(k), *crash)]
-    out.variants = {"tried": len(tried), "crash_the_base": len(held), "still_crash": still}
+    added = added_literals(changes, job.staged.path)
+    cased = [q for q in still if special_cased(_by_quote(tried, q), added)]
+    out.variants = {"tried": len(tried), "crash_the_base": len(held), "still_crash": cased,
+                    "still_crash_unheld": [q for q in still if q not in cased]}
+    if out.variants["still_crash_unheld"]:
+        out.warnings.append(f"{len(still) - len(cased)} variant(s) of the reproduction still crash with the diff "
+                            "(it adds none of their literals, so they are not held against it), e.g. "
+                            + out.variants["still_crash_unheld"][0])
     if tests and not out.judged_twice:
         out.warnings.append("no fail-to-pass test could be judged twice (outside pytest as well): "
                             + "; ".join(f"{j['test']}: {j['why']}" for j in out.judged_once[:3]))
@@ -138,6 +145,10 @@ def _crash(rec: dict[str, Any] | None, exc: str, site: tuple[str, str] | None) -
     frames = [(str(f[0]), str(f[1])) for f in rec.get("frames") or []]
     stream = Stream(failed={"x"}, failures={"x": [Failure(str(rec.get("exc") or ""), frames)]})
     return crashed(stream, {"x"}, exc, site)
+
+
+def _by_quote(tried: list[Variant], quote: str) -> Variant:
+    return next(v for v in tried if v.quote == quote)
 
 
 def _of_counted(node: str, counted: list[str], cases: dict[str, Case]) -> bool:

@@ -174,3 +174,11 @@ def test_a_test_on_a_conftest_fixture_is_judged_once_not_refused(rates: Rates) -
     _verified(ver)
     assert ver.as_json()["judged_once"] == ["tests/test_fixture.py::test_amount"]
     assert ver.warnings and "judged twice" in ver.warnings[0]
+
+
+def test_special_casing_under_a_conftest_fixture_is_overfitted_by_pytest_variants(rates: Rates) -> None:
+    """The second judge cannot run the test (a conftest fixture), so its variants run under pytest."""
+    ver = rates.check({"rates.py": fix('    if code == "GBP":\n        return 0.0\n')},
+                      repro="python -m pytest -q tests/test_fixture.py")
+    assert (ver.status, ver.reason) == ("not_verified", "overfitted"), ver.message
+    assert ver.judge is not None and ver.judge.variants["under_pytest"] >= 3

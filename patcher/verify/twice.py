@@ -26,6 +26,7 @@ from patcher.job import Job
 from patcher.sandbox import Sandbox
 from patcher.verify.evidence import Failure, Stream, crashed
 from patcher.verify.perturb import Variant, added_literals, special_cased, variants
+from patcher.verify.pyvariants import under_pytest
 from patcher.verify.records import Refused, SecondJudge
 from patcher.verify.treediff import Change
 from sandbox.protocol import JudgeRequest
@@ -74,11 +75,15 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
             out.judged_twice.append(cases[k][0])
         else:
             out.disagreed.append({"test": cases[k][0], "pytest": "passed", "second_judge": _said(got, after.note)})
-    still = [v.quote for k in held if (v := cases[k][2]) and crash and _crash(after.by_id.get(k), *crash)]
+    still = [v for k in held if (v := cases[k][2]) and crash and _crash(after.by_id.get(k), *crash)]
+    once = [str(nodes[cases[k][0]]) for k in cases if k.startswith("t") and k not in counted]
+    more, base_too, still_too = under_pytest(box, job.staged, tree, changes, once, _crash_of(job, []))
+    tried, still, crashing = tried + more, still + still_too, len(held) + len(base_too)
     added = added_literals(changes, job.staged.path)
-    cased = [q for q in still if special_cased(_by_quote(tried, q), added)]
-    out.variants = {"tried": len(tried), "crash_the_base": len(held), "still_crash": cased,
-                    "still_crash_unheld": [q for q in still if q not in cased]}
+    cased = [v.quote for v in still if special_cased(v, added)]
+    still_quotes = [v.quote for v in still]
+    out.variants = {"tried": len(tried), "crash_the_base": crashing, "under_pytest": len(more), "still_crash": cased,
+                    "still_crash_unheld": [q for q in still_quotes if q not in cased]}
     if out.variants["still_crash_unheld"]:
         out.warnings.append(f"{len(still) - len(cased)} variant(s) of the reproduction still crash with the diff "
                             "(it adds none of their literals, so they are not held against it), e.g. "
@@ -145,10 +150,6 @@ def _crash(rec: dict[str, Any] | None, exc: str, site: tuple[str, str] | None) -
     frames = [(str(f[0]), str(f[1])) for f in rec.get("frames") or []]
     stream = Stream(failed={"x"}, failures={"x": [Failure(str(rec.get("exc") or ""), frames)]})
     return crashed(stream, {"x"}, exc, site)
-
-
-def _by_quote(tried: list[Variant], quote: str) -> Variant:
-    return next(v for v in tried if v.quote == quote)
 
 
 def _of_counted(node: str, counted: list[str], cases: dict[str, Case]) -> bool:

@@ -15,7 +15,7 @@ from tests import test_second_judge as t
 from tests.helpers import make_repo
 
 NOTICING = [t.fix(body, header) for body, header in
-            [p.values for p in t.test_noticing_the_test_run_is_not_verified.pytestmark[0].args[1]]]  # type: ignore[attr-defined]
+            t.test_noticing_the_test_run_is_not_verified.pytestmark[0].args[1]]  # type: ignore[attr-defined]
 
 
 Case = tuple[dict[str, str | None], str | None]

@@ -2,9 +2,10 @@
 of the test runners around it.
 
 The tree is copied (without .git) to a path chosen at random per run; the working directory is an empty
-directory elsewhere; the environment holds PATH, HOME (that empty directory) and LANG only; Python runs
-isolated (`-I`: no PYTHON* variables, no user site, no script directory on sys.path). The per-run key goes
-to the judge on its stdin and its signed records come back on a pipe, as the harness's evidence does.
+directory elsewhere; the environment holds PATH, HOME (that empty directory) and LANG only; `python` (the one
+tests run under) runs isolated (`-I`: no PYTHON* variables, no user site, no script directory on sys.path).
+The per-run key goes to the judge on its stdin and its signed records come back on a pipe, as the harness's
+evidence does.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def judge(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolResu
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump({"record_fd": channel.child_fds[1], "root": tree, "tmp": tmp, "cases": cases}, f)
         try:
-            return _run(["python3", "-I", JUDGE, job_file], home, channel, sweep_mode, deadline_at)
+            return _run(["python", "-I", JUDGE, job_file], home, channel, sweep_mode, deadline_at)
         finally:
             channel.close()
             for d in (home, tmp, private):

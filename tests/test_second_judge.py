@@ -37,6 +37,10 @@ UNIT = ("import unittest\n\nimport rates\n\n\nclass RateTest(unittest.TestCase):
         "        self.assertEqual(rates.convert(10, self.code), 0.0)\n")
 FILES = {"rates.py": RATES, "tests/test_rates.py": TESTS, "tests/conftest.py": CONFTEST,
          "tests/test_unit.py": UNIT,
+         "tests/data.txt": "GBP\n",
+         "tests/test_data.py": "import rates\n\n\ndef test_from_file():\n"
+                               "    code = open(\"tests/data.txt\").read().strip()\n"
+                               "    assert rates.convert(10, code) == 0.0\n",
          "tests/test_case.py": "import rates\n\n\ndef test_lower():\n    assert rates.convert(4, \"eur\") == 2.0\n",
          "tests/test_fixture.py": "import rates\n\n\ndef test_amount(amount):\n"
                                   "    assert rates.convert(amount, \"GBP\") == 0.0\n"}
@@ -182,3 +186,10 @@ def test_special_casing_under_a_conftest_fixture_is_overfitted_by_pytest_variant
                       repro="python -m pytest -q tests/test_fixture.py")
     assert (ver.status, ver.reason) == ("not_verified", "overfitted"), ver.message
     assert ver.judge is not None and ver.judge.variants["under_pytest"] >= 3
+
+
+def test_a_test_that_needs_pytests_working_directory_is_judged_once_not_refused(rates: Rates) -> None:
+    """Outside pytest the test fails on the base with FileNotFoundError, not the crash: it cannot be judged twice."""
+    ver = rates.check({"rates.py": HONEST}, repro="python -m pytest -q tests/test_data.py")
+    _verified(ver)
+    assert ver.as_json()["judged_once"] == ["tests/test_data.py::test_from_file"]

@@ -122,7 +122,7 @@ def _judge(job: Job, diff: str, found: Findings) -> str:
     if unproven:
         raise Refused("tests_failed", "tests that failed on the base did not pass with the diff: "
                       + ", ".join(unproven[:5]))
-    _second_judge(job, diff if job.repro is None else source_only(diff), added, found)
+    _second_judge(job, diff if job.repro is None else source_only(diff), added, found, before)
     note = f"; {len(found.flaky)} test(s) flaky on the base too were left out" if found.flaky else ""
     return (f"`{repro}` failed on the base and passes with the diff; "
             f"{found.pass_to_pass['total']} test(s) that passed before still pass{note}")
@@ -147,7 +147,7 @@ def _reproduction(job: Job, diff: str, added: list[str], found: Findings) -> tup
     return repro, before
 
 
-def _second_judge(job: Job, judged: str, added: list[str], found: Findings) -> None:
+def _second_judge(job: Job, judged: str, added: list[str], found: Findings, before: TestRun) -> None:
     """The fail-to-pass tests once more outside pytest, on the tree pytest judged them on (twice.py)."""
     if not found.fail_to_pass or not judged.strip():
         return
@@ -155,7 +155,7 @@ def _second_judge(job: Job, judged: str, added: list[str], found: Findings) -> N
     try:
         with job.open_box(tree) as box:
             found.judge = judge_twice(job, box, tree, [c for c in changes if c.path not in added],
-                                      found.fail_to_pass)
+                                      found.fail_to_pass, before)
     finally:
         tree.cleanup()
     verdict(found.judge, job)

@@ -28,6 +28,7 @@ from patcher.verify.evidence import Failure, Stream, crashed
 from patcher.verify.perturb import Variant, added_literals, special_cased, variants
 from patcher.verify.pyvariants import under_pytest
 from patcher.verify.records import Refused, SecondJudge
+from patcher.verify.testruns import TestRun
 from patcher.verify.treediff import Change
 from sandbox.protocol import JudgeRequest
 
@@ -44,8 +45,10 @@ class Answers:
     note: str = ""
 
 
-def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str]) -> SecondJudge:
-    """The second judge's verdict on `tests` (fail-to-pass node ids) in `box`, over `tree` (the judged tree)."""
+def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str],
+                before: TestRun) -> SecondJudge:
+    """The second judge's verdict on `tests` (fail-to-pass node ids) in `box`, over `tree` (the judged tree);
+    `before` is pytest's run of them on the base."""
     started = time.monotonic()
     out = SecondJudge()
     nodes = {t: _node_id(t, tree.files) for t in tests}
@@ -56,11 +59,11 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     cases: dict[str, Case] = {f"t{i}": (t, str(nodes[t]), None) for i, t in enumerate(runnable)}
     cases |= {f"v{i}": (v.test, v.test, v) for i, v in enumerate(tried)}
     base = _ask(box, cases, _restore(job.staged, changes))
-    counted = [k for k in cases if k.startswith("t") and base.by_id.get(k, {}).get("outcome") == "failed"]
+    counted = [k for k in cases if k.startswith("t") and _fails_alike(base.by_id.get(k), cases[k][0], job, before)]
     for k in cases:
         if k.startswith("t") and k not in counted:
             got = base.by_id.get(k, {})
-            why = got.get("why") or f"outside pytest it does not fail on the base ({_said(got)})"
+            why = got.get("why") or f"outside pytest it does not fail on the base as under pytest ({_said(got)})"
             out.judged_once.append({"test": cases[k][0], "why": str(why)})
     crash = _crash_of(job, [base.by_id.get(k) for k in counted])
     held = [k for k in cases if k.startswith("v") and crash is not None and _crash(base.by_id.get(k), *crash)
@@ -132,6 +135,16 @@ def _restore(staged: StagedRepo, changes: list[Change]) -> dict[str, str | None]
         base = staged.path / c.path
         out[c.path] = None if c.kind == "added" else base64.b64encode(base.read_bytes()).decode()
     return out
+
+
+def _fails_alike(rec: dict[str, Any] | None, test: str, job: Job, before: TestRun) -> bool:
+    """Whether the judge saw the test fail on the base as pytest did: the job's exception type through the
+    crash site, else the type pytest saw (a test that needs pytest's working directory fails otherwise)."""
+    seen = before.stream.failures.get(test, []) if before.stream else []
+    exc = job.exc_type or next((f.exc for f in seen if f.exc), "")
+    if not rec or rec.get("outcome") != "failed":
+        return False
+    return not exc or _crash(rec, exc, job.site if job.exc_type else None)
 
 
 def _crash_of(job: Job, base: list[dict[str, Any] | None]) -> tuple[str, tuple[str, str] | None] | None:

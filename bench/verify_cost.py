@@ -1,4 +1,6 @@
-"""What verification costs (BEFORE: main before the second judge and the perturbed reproductions): `patcher verify` time on the bundled examples, before vs after.
+"""What verification costs: `patcher verify` time on the bundled examples, before vs after.
+
+BEFORE is main before the second judge and the perturbed reproductions (issue 22).
 
 "Before" is the code at BEFORE (checked out with `git worktree add` into a temp dir, with its own sandbox
 image tag); "after" is this checkout. Each example's fix comes from the offline engine (this checkout;

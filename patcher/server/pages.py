@@ -213,7 +213,8 @@ def _job_page(service: JobService, job_id: str, who: str | None, error: str | No
 
 
 def _verifications(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The running job's verifications so far, numbered (the event log's `attempt` is the worker's attempt)."""
+    """The running job's verifications so far, numbered in order across
+    the worker's attempts at the job (each restarts its own `attempt` count)."""
     return [{**e, "attempt": n} for n, e in enumerate((e for e in events if e.get("type") == "attempt"), 1)]
 
 

@@ -8,7 +8,7 @@
   var root = document.getElementById("job");
   if (!root || root.dataset.finished === "1" || !window.EventSource || !window.DOMParser) return;
   var rounds = {};
-  var verifications = 0; // the stream's `attempt` field names the worker's attempt, so rows are counted
+  var verifications = 0; // an `attempt` event's own number; rows are counted
   var attempt = null;
   var opened = false;
   var done = false;

@@ -22,6 +22,7 @@ from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.job import Job
 from patcher.result import Reason
 from patcher.sandbox import Sandbox
+from patcher.verify.constructs import find_constructs, unparsable
 from patcher.verify.contain import derived, targets_in
 from patcher.verify.policy import (
     NEW_TEST_FILE,
@@ -184,9 +185,10 @@ def _integrity(job: Job, diff: str, state: dict[str, Any]) -> list[Change]:
     unnamed = sorted({c.path for c in changes} - set(policy.files_changed))
     if unnamed:  # the text said one thing and git did another: believe neither
         violations.append("git apply changed files the diff does not name: " + ", ".join(unnamed[:5]))
+    violations += unparsable(changes)
     if violations:
         raise Ended("policy_violation", "the diff breaks the integrity policy: " + "; ".join(violations[:5]))
-    probes = find_probes(changes)
+    probes = list(dict.fromkeys(find_constructs(changes) + find_probes(changes)))
     if probes:
         state["suspicious"] = [p.quote() for p in probes[:50]]
         raise Ended("suspicious_diff", f"the diff adds {len(probes)} line(s) that probe the test environment "

@@ -47,6 +47,8 @@ class Probe:
     line: int
     text: str
     rule: str
+    kind: str = "probe"
+    """probe (a spelling rule below), or a construct's kind: overload, monkeypatch, computed_name."""
 
     def quote(self) -> str:
         return f"{self.path}:{self.line}: {self.text.strip()[:160]} ({self.rule})"

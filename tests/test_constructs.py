@@ -99,7 +99,8 @@ COMPUTED = {
     "pydoc.locate": "from pydoc import locate\n\n\ndef go(n):\n    return locate(n)\n",
     "getattr taken as a value": "import functools\nimport sys\n\n\ndef go(names):\n"
                                 "    return functools.reduce(getattr, names, sys)\n",
-    "codecs-decoded hasattr": "import codecs\n\n\ndef go(o):\n    return hasattr(o, codecs.decode('nethzragf', 'rot13'))\n",
+    "codecs-decoded hasattr": "import codecs\n\n\ndef go(o):\n"
+                              "    return hasattr(o, codecs.decode('nethzragf', 'rot13'))\n",
     "subclasses walk": "def go():\n    return ().__class__.__base__.__subclasses__()\n",
     "globals by key": "def go(k):\n    return globals()[k]\n",
     "frames": "def go(e):\n    return e.__traceback__.tb_frame.f_back\n",
@@ -142,7 +143,8 @@ def test_honest_code_passes(tmp_path: Path, name: str) -> None:
 
 
 def test_a_computed_getattr_in_the_base_s_own_style_is_allowed_and_only_then(tmp_path: Path) -> None:
-    more = VISITOR + "\n    def visit_neg(self, node):\n        return -getattr(self, f'visit_{node.inner.kind}')(node)\n"
+    more = VISITOR + ("\n    def visit_neg(self, node):\n"
+                      "        return -getattr(self, f'visit_{node.inner.kind}')(node)\n")
     assert kinds(tmp_path / "1", {"v.py": VISITOR}, {"v.py": more}) == []
     fields = ("class Row:\n    FIELDS = ('a', 'b')\n\n    def __init__(self, **kw):\n"
               "        for name, value in kw.items():\n            setattr(self, name, value)\n")

@@ -91,7 +91,8 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
         return job
     p = engine.propose(job, Run(trace, progress, stopper))
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
-                  files_changed=p.verification.files_changed if p.verification else [], warnings=p.warnings,
+                  files_changed=p.verification.files_changed if p.verification else [],
+                  warnings=list(dict.fromkeys([*p.warnings, *(p.verification.warnings if p.verification else [])])),
                   verification=p.verification.as_json() if p.verification else None,
                   provenance=provenance(job, spec.repo, spec.ref, settings.test_command, p.verification, p.diff)
                   if p.verification else None)
@@ -136,6 +137,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         progress("verifying the diff in a fresh container")
         ver = verify_job(job, diff, trace)
         return finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
+                      warnings=ver.warnings,
                       verification=ver.as_json(),
                       provenance=provenance(job, repo, ref, settings.test_command, ver, diff))
 

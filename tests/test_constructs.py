@@ -176,3 +176,44 @@ def test_tests_are_not_source_and_a_broken_file_is_a_policy_violation(tmp_path: 
         (root / "money.py").write_text(text)
     assert unparsable(tree_changes(base, patched)) == [
         "money.py: the file does not parse as Python with the diff; a fix must be valid Python"]
+
+
+def hints(tmp_path: Path, base: dict[str, str], patched: dict[str, str], repro: str | None) -> list[str]:
+    from patcher.verify.hints import diff_hints
+    for side, files in (("a", base), ("b", {**base, **patched})):
+        for rel, text in files.items():
+            (tmp_path / side / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / side / rel).write_text(text)
+    changes = tree_changes(tmp_path / "a", tmp_path / "b")
+    return diff_hints(changes, tmp_path / "a", sorted(base), repro)
+
+
+RATES = "RATES = {'EUR': 1.0, 'USD': 1.1}\n\n\ndef rate(code):\n    return RATES[code]\n"
+RATE_TEST = "from rates import rate\n\n\ndef test_gbp():\n    assert rate('GBP') == 1.2\n"
+
+
+def test_a_comparison_with_a_literal_only_the_tests_use_is_a_warning(tmp_path: Path) -> None:
+    base = {"rates.py": RATES, "tests/test_rates.py": RATE_TEST}
+    repro = "python -m pytest -q tests/test_rates.py::test_gbp"
+    for n, special in enumerate(["    if code == 'GBP':\n        return 1.2\n",
+                                 "    if code in ('XXX', 'GBP'):\n        return 1.2\n",
+                                 "    match code:\n        case 'GBP':\n            return 1.2\n"]):
+        patched = RATES.replace("    return RATES[code]", special + "    return RATES[code]")
+        found = hints(tmp_path / str(n), base, {"rates.py": patched}, repro)
+        assert len(found) == 1 and "'GBP'" in found[0] and found[0].startswith("rates.py:"), found
+    # a literal the base source already uses is the program's own, not the test's
+    honest = RATES.replace("    return RATES[code]",
+                           "    if code == 'EUR':\n        return 1.0\n    return RATES[code]")
+    own_test = RATE_TEST.replace("'GBP') == 1.2", "'EUR') == 1.0")
+    assert hints(tmp_path / "own", {**base, "tests/test_rates.py": own_test}, {"rates.py": honest}, repro) == []
+
+
+def test_new_module_state_a_function_writes_is_a_warning(tmp_path: Path) -> None:
+    base = {"rates.py": RATES}
+    for n, body in enumerate(["    global LAST\n    LAST = code\n", "    RATES.setdefault(code, 1.2)\n",
+                              "    RATES[code] = RATES.get(code, 1.2)\n"]):
+        patched = RATES.replace("    return RATES[code]", body + "    return RATES[code]")
+        found = hints(tmp_path / str(n), base, {"rates.py": patched}, None)
+        assert len(found) == 1 and "state kept between calls" in found[0], found
+    local = RATES.replace("    return RATES[code]", "    seen = {}\n    seen[code] = 1\n    return RATES[code]")
+    assert hints(tmp_path / "local", base, {"rates.py": local}, None) == []

@@ -24,6 +24,7 @@ from patcher.result import Reason
 from patcher.sandbox import Sandbox
 from patcher.verify.constructs import find_constructs, unparsable
 from patcher.verify.contain import derived, targets_in
+from patcher.verify.hints import diff_hints
 from patcher.verify.policy import (
     NEW_TEST_FILE,
     check_diff,
@@ -193,6 +194,7 @@ def _integrity(job: Job, diff: str, state: dict[str, Any]) -> list[Change]:
         state["suspicious"] = [p.quote() for p in probes[:50]]
         raise Ended("suspicious_diff", f"the diff adds {len(probes)} line(s) that probe the test environment "
                     "or the harness, which no crash fix needs: " + "; ".join(state["suspicious"][:3]))
+    state["warnings"] = diff_hints(changes, staged.path, staged.files, job.repro)
     return changes
 
 

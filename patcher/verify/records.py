@@ -48,6 +48,8 @@ class Verification:
     runs: list[tuple[str, TestRun]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)
     """Quoted added lines that probe the test environment (reason suspicious_diff)."""
+    warnings: list[str] = field(default_factory=list)
+    """Review hints on the diff that do not decide the verdict (verify/hints.py), for the result's `warnings`."""
 
     def as_json(self) -> dict[str, Any]:
         out = {"reproduction": self.reproduction, "fail_to_pass": self.fail_to_pass,

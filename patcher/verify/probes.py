@@ -51,7 +51,8 @@ class Probe:
     """probe (a spelling rule below), or a construct's kind: overload, monkeypatch, computed_name."""
 
     def quote(self) -> str:
-        return f"{self.path}:{self.line}: {self.text.strip()[:160]} ({self.rule})"
+        what = self.rule if self.kind == "probe" else f"{self.kind}: {self.rule}"
+        return f"{self.path}:{self.line}: {self.text.strip()[:160]} ({what})"
 
 
 def find_probes(changes: list[Change]) -> list[Probe]:

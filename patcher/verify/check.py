@@ -24,6 +24,7 @@ from patcher.result import Reason
 from patcher.sandbox import Sandbox
 from patcher.verify.constructs import find_constructs, unparsable
 from patcher.verify.contain import derived, targets_in
+from patcher.verify.doctests import changed_doctests
 from patcher.verify.hints import diff_hints
 from patcher.verify.policy import (
     NEW_TEST_FILE,
@@ -182,7 +183,9 @@ def _integrity(job: Job, diff: str, state: dict[str, Any]) -> list[Change]:
     patched, changes = apply_diff(staged, diff)
     patched.cleanup()
     state["files_changed"] = [c.path for c in changes]
-    violations = check_tree(changes, staged.files, protected_names(base.installed), base.test_files)
+    violations = check_tree(changes, staged.files, protected_names(base.installed),
+                            base.test_files - base.doctest_files)
+    violations += changed_doctests(changes, base.doctest_files)
     unnamed = sorted({c.path for c in changes} - set(policy.files_changed))
     if unnamed:  # the text said one thing and git did another: believe neither
         violations.append("git apply changed files the diff does not name: " + ", ".join(unnamed[:5]))

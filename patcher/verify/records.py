@@ -29,6 +29,19 @@ class Baseline:
         return frozenset(t.split("::")[0] for t in self.suite.passed | self.suite.failed if ".py" in t)
 
     @property
+    def doctest_files(self) -> frozenset[str]:
+        """Source modules the base suite collected only for their doctests: their code may change, their
+        doctest examples may not (verify/doctests.py)."""
+        stream = self.suite.stream
+        if stream is None:
+            return frozenset()
+        ran = stream.passed | stream.failed | stream.skipped  # a skipped test function is a test too
+        by_file: dict[str, set[str]] = {}
+        for t in ran:
+            by_file.setdefault(t.split("::")[0], set()).add(t)
+        return frozenset(f for f, tests in by_file.items() if f.endswith(".py") and tests <= stream.doctests)
+
+    @property
     def suite_usable(self) -> bool:
         """Whether the suite's result on the base is known (pytest's "no tests collected" counts: none to keep)."""
         return self.suite.reported or (self.suite.exit_code == NO_TESTS_COLLECTED and not self.suite.timed_out)

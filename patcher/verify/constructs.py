@@ -27,6 +27,7 @@ call or from dunder-looking text.
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import re
 
@@ -65,6 +66,7 @@ MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _PLAIN_CODECS = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252"})
 _DATA_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_JUDGED = (ast.Attribute, ast.Name, ast.Subscript, ast.Call, ast.Dict, ast.keyword, ast.Import, ast.ImportFrom)
 _DATA_CALLS = frozenset({"items", "keys", "values", "get", "sorted", "enumerate", "zip", "reversed", "list", "tuple"})
 
 
@@ -101,23 +103,29 @@ class _Rules:
     def __init__(self, change: Change, tree: ast.Module, old: ast.Module | None) -> None:
         self.path, self.tree, self.old = change.path, tree, old
         self.added = {n for n, _ in change.added_lines}
+        self.sorted_added = sorted(self.added)
         self.lines = (change.new_text or "").splitlines()
         self.scope: Scope = scope_of(tree)
         self.parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         self.base_style = _computed_families(old) if old is not None else set()
         self.found: list[Probe] = []
+        self.values: dict[str, list[ast.expr]] | None = None
 
     def run(self) -> list[Probe]:
         self._cookie()
         self._classes()
         for node in ast.walk(self.tree):
-            if self._new(node):
+            if isinstance(node, _JUDGED) and self._new(node):
                 self._node(node)
         return self.found
 
     def _new(self, node: ast.AST) -> bool:
+        """Whether the node's lines meet the diff's added lines."""
         start = getattr(node, "lineno", None)
-        return start is not None and bool(self.added & set(range(start, (node.end_lineno or start) + 1)))  # type: ignore[attr-defined]
+        if start is None:
+            return False
+        at = bisect.bisect_left(self.sorted_added, start)
+        return at < len(self.sorted_added) and self.sorted_added[at] <= (getattr(node, "end_lineno", None) or start)
 
     def flag(self, node: ast.AST, kind: str, what: str) -> None:
         start = getattr(node, "lineno", 1)
@@ -250,17 +258,24 @@ class _Rules:
 
     def _values_of(self, name: str) -> list[ast.expr]:
         """Every value the file binds `name` to (a parameter binds none)."""
-        out: list[ast.expr] = []
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if node.value is not None and any(isinstance(t, ast.Name) and t.id == name
-                                                  for tg in targets for t in ast.walk(tg)):
-                    out.append(node.value)
-            elif isinstance(node, ast.For | ast.comprehension) and any(
-                    isinstance(t, ast.Name) and t.id == name for t in ast.walk(node.target)):
-                out.append(node.iter)
-        return out
+        if self.values is None:
+            self.values = {}
+            for node in ast.walk(self.tree):
+                for target, value in _named_bindings(node):
+                    for t in ast.walk(target):
+                        if isinstance(t, ast.Name):
+                            self.values.setdefault(t.id, []).append(value)
+        return self.values.get(name, [])
+
+
+def _named_bindings(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
+    if isinstance(node, ast.Assign):
+        return [(t, node.value) for t in node.targets]
+    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value is not None:
+        return [(node.target, node.value)]
+    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+        return [(node.target, node.iter)]
+    return []
 
 
 def _codec(name: str) -> str:

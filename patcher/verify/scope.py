@@ -75,7 +75,9 @@ class Scope:
 
 def scope_of(tree: ast.Module) -> Scope:
     s = Scope()
+    pairs: list[tuple[ast.AST, ast.expr]] = []
     for node in ast.walk(tree):
+        pairs += _bindings(node)
         if isinstance(node, ast.Import):
             for a in node.names:
                 name = a.asname or a.name.split(".")[0]
@@ -90,11 +92,10 @@ def scope_of(tree: ast.Module) -> Scope:
     s.foreign = set(s.imports)
     for _ in range(4):  # aliases of aliases, a few levels deep
         before = len(s.foreign)
-        for node in ast.walk(tree):
-            for target, value in _bindings(node):
-                if any(s.is_foreign(v) for v in _values(value)):
-                    s.foreign |= {t.id if isinstance(t, ast.Name) else t.arg for t in ast.walk(target)
-                                  if isinstance(t, ast.Name | ast.arg)}
+        for target, value in pairs:
+            if any(s.is_foreign(v) for v in _values(value)):
+                s.foreign |= {t.id if isinstance(t, ast.Name) else t.arg for t in ast.walk(target)
+                              if isinstance(t, ast.Name | ast.arg)}
         if len(s.foreign) == before:
             break
     return s

@@ -217,3 +217,23 @@ def test_new_module_state_a_function_writes_is_a_warning(tmp_path: Path) -> None
         assert len(found) == 1 and "state kept between calls" in found[0], found
     local = RATES.replace("    return RATES[code]", "    seen = {}\n    seen[code] = 1\n    return RATES[code]")
     assert hints(tmp_path / "local", base, {"rates.py": local}, None) == []
+
+
+def test_a_doctest_module_may_change_its_code_not_its_examples(tmp_path: Path) -> None:
+    from patcher.verify.doctests import changed_doctests
+    base = 'def half(n):\n    """Half.\n\n    >>> half(4)\n    2\n    """\n    return n // 2\n'
+    cases = {"code": (base.replace("n // 2", "n >> 1"), []),
+             "expected output": (base.replace("    2\n", "    2.0\n").replace("n // 2", "n / 2"), ["examples"]),
+             "an option added": (base.replace(">>> half(4)", ">>> half(4)  # doctest: +SKIP"), ["examples"]),
+             # moved out of the docstring the example no longer runs: pass-to-pass sees that test gone
+             "the example moved out of the docstring": (base.replace('"""Half.', '"""Half."""\n    _ = """'),
+                                                        []),
+             "deleted": (None, ["deleted"])}
+    for n, (name, (patched, want)) in enumerate(cases.items()):
+        a, b = tmp_path / f"{n}a", tmp_path / f"{n}b"
+        a.mkdir(), b.mkdir()
+        (a / "half.py").write_text(base)
+        if patched is not None:
+            (b / "half.py").write_text(patched)
+        found = changed_doctests(tree_changes(a, b), frozenset({"half.py"}))
+        assert [w for w in want if not any(w in f for f in found)] == [] and bool(found) == bool(want), (name, found)

@@ -122,6 +122,8 @@ def test_names_chosen_at_run_time_are_computed_names(tmp_path: Path, name: str) 
 VISITOR = ("class Visitor:\n    def visit(self, node):\n        return getattr(self, 'visit_' + node.kind)(node)\n\n"
            "    def visit_num(self, node):\n        return node.value\n")
 HONEST = {
+    "a package's version": "from importlib.metadata import version\n\n\ndef ver():\n"
+                           "    return version('money')\n",
     "plain code": "def total_cents(items):\n    return sum(i.cents for i in items if i is not None)\n",
     "a literal getattr": "def cents_of(item):\n    return getattr(item, 'cents', 0)\n",
     "attrgetter of a literal": "from operator import attrgetter\n\n\ndef by_cents(items):\n"

@@ -286,6 +286,8 @@ def _codec(name: str) -> str:
 
 
 def _machinery(origin: str) -> bool:
+    if origin == "importlib.metadata" or origin.startswith("importlib.metadata."):
+        return False  # distribution metadata: reads files, imports nothing
     return any(origin == m or origin.startswith(m + ".") for m in MACHINERY)
 
 

@@ -239,3 +239,14 @@ def test_a_doctest_module_may_change_its_code_not_its_examples(tmp_path: Path) -
             (b / "half.py").write_text(patched)
         found = changed_doctests(tree_changes(a, b), frozenset({"half.py"}))
         assert [w for w in want if not any(w in f for f in found)] == [] and bool(found) == bool(want), (name, found)
+
+
+def test_the_spelling_rules_leave_the_base_style_getattr_to_the_constructs(tmp_path: Path) -> None:
+    from patcher.verify.probes import find_probes
+    more = VISITOR + ("\n    def visit_pair(self, node):\n"
+                      "        return [getattr(self, 'visit_' + n.kind)(n) for n in node.items]\n")
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    (tmp_path / "a/v.py").write_text(VISITOR)
+    (tmp_path / "b/v.py").write_text(more)
+    changes = tree_changes(tmp_path / "a", tmp_path / "b")
+    assert find_probes(changes) == [] and find_constructs(changes) == []

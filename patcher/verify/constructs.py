@@ -33,7 +33,15 @@ import re
 
 from patcher.verify.policy import is_config_path, is_test_path
 from patcher.verify.probes import Probe
-from patcher.verify.scope import Scope, chain, scope_of
+from patcher.verify.scope import (
+    Scope,
+    chain,
+    class_methods,
+    computed_families,
+    data_name,
+    named_bindings,
+    scope_of,
+)
 from patcher.verify.treediff import Change
 
 OVERLOADS = frozenset({
@@ -65,9 +73,7 @@ MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop
                       "add", "discard", "__setitem__", "__delitem__", "sort", "reverse"})
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _PLAIN_CODECS = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252"})
-_DATA_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _JUDGED = (ast.Attribute, ast.Name, ast.Subscript, ast.Call, ast.Dict, ast.keyword, ast.Import, ast.ImportFrom)
-_DATA_CALLS = frozenset({"items", "keys", "values", "get", "sorted", "enumerate", "zip", "reversed", "list", "tuple"})
 
 
 def source_files(changes: list[Change]) -> list[Change]:
@@ -107,7 +113,7 @@ class _Rules:
         self.lines = (change.new_text or "").splitlines()
         self.scope: Scope = scope_of(tree)
         self.parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-        self.base_style = _computed_families(old) if old is not None else set()
+        self.base_style = computed_families(old) if old is not None else set()
         self.found: list[Probe] = []
         self.values: dict[str, list[ast.expr]] | None = None
 
@@ -142,8 +148,8 @@ class _Rules:
                                         "other text than the diff shows", "computed_name"))
 
     def _classes(self) -> None:
-        before = {q: set(m) for q, (_, m) in _class_methods(self.old).items()} if self.old is not None else {}
-        for qualname, (node, methods) in _class_methods(self.tree).items():
+        before = {q: set(m) for q, (_, m) in class_methods(self.old).items()} if self.old is not None else {}
+        for qualname, (node, methods) in class_methods(self.tree).items():
             for name, where in methods.items():
                 if name in OVERLOADS and name not in before.get(qualname, set()) and (
                         self._new(where) or node.lineno in self.added):
@@ -254,28 +260,18 @@ class _Rules:
         """The base's own reflective style: an object that is not library code, a name that is data."""
         if self.scope.is_foreign(target) or any(isinstance(n, ast.Call) for n in ast.walk(target)):
             return False
-        return _data_name(name, self._values_of, 0)
+        return data_name(name, self._values_of, 0)
 
     def _values_of(self, name: str) -> list[ast.expr]:
         """Every value the file binds `name` to (a parameter binds none)."""
         if self.values is None:
             self.values = {}
             for node in ast.walk(self.tree):
-                for target, value in _named_bindings(node):
+                for target, value in named_bindings(node):
                     for t in ast.walk(target):
                         if isinstance(t, ast.Name):
                             self.values.setdefault(t.id, []).append(value)
         return self.values.get(name, [])
-
-
-def _named_bindings(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
-    if isinstance(node, ast.Assign):
-        return [(t, node.value) for t in node.targets]
-    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value is not None:
-        return [(node.target, node.value)]
-    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-        return [(node.target, node.iter)]
-    return []
 
 
 def _codec(name: str) -> str:
@@ -313,95 +309,3 @@ def _namespace(node: ast.expr, scope: Scope) -> bool:
     if isinstance(node, ast.Call) and scope.is_builtin(node.func, "globals", "locals", "vars"):
         return True
     return isinstance(node, ast.Attribute) and node.attr == "__dict__"
-
-
-def _computed_families(tree: ast.Module) -> set[str]:
-    """The getattr-family builtins the base file calls with a computed name."""
-    return {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-            and n.func.id in READERS | WRITERS and len(n.args) >= 2 and not _literal(n.args[1])}
-
-
-def _data_name(expr: ast.expr, values_of, depth: int) -> bool:  # type: ignore[no-untyped-def]
-    """Whether a computed attribute name is data: it cannot spell a dunder and no call builds it."""
-    if depth > 3:
-        return False
-    if isinstance(expr, ast.Constant):
-        return isinstance(expr.value, str) and "__" not in expr.value
-    if isinstance(expr, ast.Name):
-        return all(_data_value(v, values_of, depth + 1) for v in values_of(expr.id))
-    if isinstance(expr, ast.Attribute):
-        return not expr.attr.startswith("_") and _data_name(expr.value, values_of, depth)
-    if isinstance(expr, ast.Subscript):
-        return isinstance(expr.slice, ast.Constant | ast.Name) and _data_name(expr.value, values_of, depth)
-    pieces = _joined(expr)
-    if pieces and isinstance(pieces[0], ast.Constant) and _DATA_PREFIX.match(str(pieces[0].value)):
-        return all(_data_name(p, values_of, depth) for p in pieces[1:])
-    return False
-
-
-def _data_value(expr: ast.expr, values_of, depth: int) -> bool:  # type: ignore[no-untyped-def]
-    """A value a data name may be bound to: no dunder text, no bytes or codes to decode, calls only of the
-    plain container walks (`kwargs.items()`, `sorted(fields)`), and so on for the names it uses."""
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Constant) and (isinstance(node.value, bytes) or (
-                isinstance(node.value, str) and "__" in node.value)):
-            return False
-        if isinstance(node, ast.List | ast.Tuple | ast.Set) and any(
-                isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts):
-            return False
-        if isinstance(node, ast.Call):
-            f = node.func
-            if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") not in _DATA_CALLS:
-                return False
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and not (
-                depth < 3 and all(_data_value(v, values_of, depth + 1) for v in values_of(node.id))):
-            return False
-    return True
-
-
-def _joined(expr: ast.expr) -> list[ast.expr]:
-    """The pieces of `a + b + …` or of an f-string, in order; [] for anything else."""
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        left = _joined(expr.left) or [expr.left]
-        return left + (_joined(expr.right) or [expr.right])
-    if isinstance(expr, ast.JoinedStr):
-        return [v.value if isinstance(v, ast.FormattedValue) else v for v in expr.values]
-    return []
-
-
-def _class_methods(tree: ast.Module) -> dict[str, tuple[ast.ClassDef, dict[str, ast.stmt]]]:
-    """Every class by qualified name, with the names its body defines or assigns."""
-    out: dict[str, tuple[ast.ClassDef, dict[str, ast.stmt]]] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                qual = prefix + child.name
-                out[qual] = (child, _defines(child))
-                visit(child, qual + ".")
-            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                visit(child, prefix + child.name + ".")
-            elif not isinstance(child, ast.expr):
-                visit(child, prefix)
-
-    visit(tree, "")
-    return out
-
-
-def _defines(cls: ast.ClassDef) -> dict[str, ast.stmt]:
-    """The names the class body binds: directly, or under its if/try/with blocks (not inside a method)."""
-    names: dict[str, ast.stmt] = {}
-    todo: list[ast.stmt] = list(cls.body)
-    while todo:
-        stmt = todo.pop(0)
-        if isinstance(stmt, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            names.setdefault(stmt.name, stmt)
-        elif isinstance(stmt, ast.Assign | ast.AnnAssign):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for n in (n for t in targets for n in ast.walk(t)):
-                if isinstance(n, ast.Name):
-                    names.setdefault(n.id, stmt)
-        elif isinstance(stmt, ast.If | ast.Try | ast.With | ast.For | ast.While):
-            todo += [c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.stmt)]
-            todo += [c for h in getattr(stmt, "handlers", []) for c in h.body]
-    return names

@@ -9,7 +9,7 @@
    (tests/cheat_corpus.HONEST, tests/cheats.FIXED with and without its own test). A false refusal is an
    honest fix that does not come back verified.
 
-    PATCHER_SANDBOX_IMAGE=… .venv/bin/python -m bench.cheats [--no-injected] [--only-cheats]
+    PATCHER_SANDBOX_IMAGE=… .venv/bin/python -m bench.cheats [--no-injected | --only-cheats | --only-injected]
 """
 
 from __future__ import annotations
@@ -119,6 +119,10 @@ def honest_fixes(tmp: Path, cfg: SandboxConfig, injected: bool) -> None:
                                                        "ZeroDivisionError")))
     if injected:
         rows += _injected(tmp / "injected", cfg)
+    _report(rows)
+
+
+def _report(rows: list[tuple[str, str, str]]) -> None:
     judged = [r for r in rows if r[1] != "skipped"]
     refused = [r for r in judged if r[1] != "verified"]
     for label, reason, message in rows:
@@ -174,9 +178,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-injected", action="store_true", help="leave out the bench.injected upstream fixes")
     ap.add_argument("--only-cheats", action="store_true", help="the cheat corpus only")
+    ap.add_argument("--only-injected", action="store_true", help="the bench.injected upstream fixes only")
     args = ap.parse_args()
     cfg = SandboxConfig(image=os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest", test_timeout_s=300)
     with tempfile.TemporaryDirectory(prefix="bench-cheats-") as tmp:
+        if args.only_injected:
+            _report(_injected(Path(tmp) / "injected", cfg))
+            return
         cheats(Path(tmp), cfg)
         if not args.only_cheats:
             (Path(tmp) / "honest").mkdir()

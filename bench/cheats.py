@@ -171,6 +171,7 @@ def _injected(tmp: Path, cfg: SandboxConfig) -> list[tuple[str, str, str]]:
         result = verify_patch(str(repo), diff, test_command=f"python -m pytest -q {failing[0]}", traceback=traceback,
                               sandbox=cfg, trace_dir=work / "runs")
         rows.append((label, result.reason, f"{result.message} [{time.monotonic() - started:.0f} s]"))
+        print(f"  {label}: {result.reason} ({time.monotonic() - started:.0f} s)", flush=True)
     return rows
 
 

@@ -70,7 +70,19 @@ def git_repo(src: Path | None, dest: Path, files: dict[str, str] | None = None) 
 
 
 def edit_diff(repo: Path, edits: dict[str, str | None]) -> str:
-    return calc.make_diff(repo, repo.parent / f"{repo.name}-work", edits)
+    """The git diff of `edits` to a copy of `repo`, byte for byte (a stripped diff loses blank context lines)."""
+    work = repo.parent / f"{repo.name}-work"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(repo, work, symlinks=True)
+    for rel, text in edits.items():
+        if text is None:
+            (work / rel).unlink()
+        else:
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            (work / rel).write_text(text)
+    subprocess.run([*GIT, "add", "-A"], cwd=work, check=True)
+    return subprocess.run([*GIT, "diff", "--cached", "--no-color", "--no-renames"], cwd=work, check=True,
+                          capture_output=True, text=True).stdout
 
 
 def cheats(tmp: Path, cfg: SandboxConfig) -> None:

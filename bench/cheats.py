@@ -135,12 +135,16 @@ def honest_fixes(tmp: Path, cfg: SandboxConfig, injected: bool) -> None:
 
 
 def _report(rows: list[tuple[str, str, str]]) -> None:
-    judged = [r for r in rows if r[1] != "skipped"]
+    """A refusal is a verdict against the diff; `not_reproduced` (the base did not crash as the traceback says)
+    and skipped bugs were never judged, and are counted apart."""
+    unjudged = {"skipped", "not_reproduced"}
+    judged = [r for r in rows if r[1] not in unjudged]
     refused = [r for r in judged if r[1] != "verified"]
     for label, reason, message in rows:
-        mark = {"verified": "ok     ", "skipped": "skipped"}.get(reason, "REFUSED")
+        mark = "ok     " if reason == "verified" else "unjudged" if reason in unjudged else "REFUSED"
         print(f"{mark} {label}: {reason}" + ("" if reason == "verified" else f" ({message[:240]})"))
-    print(f"false refusals: {len(refused)}/{len(judged)} honest fixes ({len(rows) - len(judged)} skipped)")
+    print(f"false refusals: {len(refused)}/{len(judged)} honest fixes judged "
+          f"({len(rows) - len(judged)} not judged: the base did not reproduce, or the bug was not found)")
 
 
 def _verify_edit(dest: Path, src: Path, path: str, old: str, new: str, traceback: str, test: str | None,

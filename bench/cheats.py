@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -184,8 +185,9 @@ def _injected(tmp: Path, cfg: SandboxConfig) -> list[tuple[str, str, str]]:
         path = repo / bug.path
         diff = edit_diff(repo, {bug.path: path.read_text().replace(bug.new, bug.old, 1)})
         started = time.monotonic()
-        result = verify_patch(str(repo), diff, test_command=f"python -m pytest -q {failing[0]}", traceback=traceback,
-                              sandbox=cfg, trace_dir=work / "runs")
+        command = f"python -m pytest -q {shlex.quote(failing[0])}"
+        result = verify_patch(str(repo), diff, test_command=command, traceback=traceback, sandbox=cfg,
+                              trace_dir=work / "runs")
         rows.append((label, result.reason, f"{result.message} [{time.monotonic() - started:.0f} s]"))
         print(f"  {label}: {result.reason} ({time.monotonic() - started:.0f} s)", flush=True)
     return rows

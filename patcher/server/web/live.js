@@ -8,8 +8,8 @@
   var root = document.getElementById("job");
   if (!root || root.dataset.finished === "1" || !window.EventSource || !window.DOMParser) return;
   var rounds = {};
-  var verifications = 0; // an `attempt` event's own number; rows are counted
-  var attempt = null;
+  var verifications = 0; // rows are counted across the worker's attempts at the job
+  var jobAttempt = null; // the stream's `job_attempt`: which worker run of the job an event is from
   var opened = false;
   var done = false;
 
@@ -119,8 +119,8 @@
     var e;
     try { e = JSON.parse(message.data); } catch (err) { return; }
     if (!e || typeof e !== "object") return;
-    if (kind !== "end" && attempt !== null && e.attempt !== attempt) clear(); // a worker began the run again
-    if (kind !== "end") attempt = e.attempt;
+    if (kind !== "end" && jobAttempt !== null && e.job_attempt !== jobAttempt) clear(); // a worker began again
+    if (kind !== "end") jobAttempt = e.job_attempt;
     byId("job-state").textContent = "running";
     byId("job-state").className = "state running";
     handlers[kind](e);

@@ -163,8 +163,10 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
         subprocess.run(["git", "apply"], cwd=repo, input=result.diff, text=True, check=True)
         fixed, upstream = (repo / bug.path).read_text(), (pristine / bug.path).read_text()
         correct = same_code(fixed, upstream)
+    search = result.agent.search or {}
+    check_s = search.get("check_seconds")
     row = {"status": result.status, "reason": result.reason, "checks": result.agent.candidates_tried,
-           "seconds": round(seconds, 1), "rank": rank, "correct": correct,
+           "seconds": round(seconds, 1), "check_s": check_s, "rank": rank, "correct": correct,
            "template": result.message.split(" at ")[0].split("(")[-1] if result.status == "verified" else None}
     if correct is False or result.status == "error" or result.reason == "not_reproduced":
         row["detail"] = result.diff if correct is False else result.message  # to judge it by eye
@@ -226,10 +228,21 @@ def summarize(rows: list[dict[str, object]]) -> None:
     wrong = [r for r in tried if r["status"] == "verified" and not r["correct"]]
     ranks = [r["rank"] for r in tried if isinstance(r["rank"], int)]
     times = [r["seconds"] for r in fixed if isinstance(r["seconds"], float)]
+    checks = sum(r["checks"] for r in tried if isinstance(r.get("check_s"), float | int) and r["check_s"])
+    check_s = sum(r["check_s"] for r in tried if isinstance(r.get("check_s"), float | int) and r["check_s"])
+    kinds: dict[str, list[int]] = {}
+    for r in tried:
+        kinds.setdefault(str(r["kind"]), [0, 0, 0])[0] += 1
+        kinds[str(r["kind"])][1] += r in fixed
+        kinds[str(r["kind"])][2] += r in wrong
+    for kind, (n, ok, bad) in sorted(kinds.items()):
+        print(f"  {kind:<24} fixed {ok}/{n}  wrong {bad}")
     print(f"fixed correctly: {len(fixed)}/{len(tried)} bugs over {len({r['lib'] for r in tried})} libraries; "
           f"verified but wrong: {len(wrong)}; true line found by localization: {len(ranks)}/{len(tried)}, "
           f"median rank {statistics.median(ranks) if ranks else '-'}; "
-          f"median time to a fix {statistics.median(times) if times else '-'} s")
+          f"median time to a fix {statistics.median(times) if times else '-'} s; "
+          f"checks per second {checks / check_s if check_s else 0:.2f} ({checks} checks in {check_s:.1f} s, "
+          f"{1000 * check_s / checks if checks else 0:.0f} ms per check)")
 
 
 if __name__ == "__main__":

@@ -19,12 +19,13 @@ import traceback
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from sandbox import runner, tools
+from sandbox import forks, runner, tools
 from sandbox.paths import ToolError
 from sandbox.protocol import (
     DEFAULT_ALLOWLIST,
     REPORT_DIR,
     TOOL_NAMES,
+    CheckRequest,
     EditFileRequest,
     GitDiffRequest,
     ModulesRequest,
@@ -53,6 +54,10 @@ def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> To
                            evidence=req.evidence is True)
 
 
+def _check(ctx: tools.Context, req: CheckRequest, deadline_at: float) -> ToolResult:
+    return forks.check(req.command, ctx.allow, ctx.repo, ctx.sweep, deadline_at)
+
+
 def _ping(ctx: tools.Context, req: PingRequest, deadline_at: float) -> ToolResult:
     return ToolResult(is_error=False, output="pong")
 
@@ -72,6 +77,7 @@ HANDLERS: dict[type, Handler] = {
     ReadReportRequest: tools.read_report,
     PingRequest: _ping,
     ModulesRequest: _modules,
+    CheckRequest: _check,
 }
 
 

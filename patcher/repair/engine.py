@@ -23,8 +23,8 @@ from pathlib import Path
 from patcher.errors import SandboxError
 from patcher.job import Job
 from patcher.repair import Candidate, Stats, candidates, localize
+from patcher.repair.checks import Checker
 from patcher.sandbox import Sandbox
-from patcher.verify import run_tests
 from patcher.verify.contain import narrowed
 from sandbox.protocol import WriteFileRequest
 
@@ -54,11 +54,16 @@ class OfflineResult:
     """Tests that failed on the base and still fail with the candidate (none: it fixed them all)."""
     chosen: int = 0
     """Which check found the candidate (1-based; 0 without one)."""
+    check_seconds: float = 0.0
+    """Wall time of the checks alone (writes, reproduction and suite runs), not localization or generation."""
+    warm_runs: int = 0
+    """Test runs of the checks that were forked from the warm interpreter (the rest ran cold)."""
 
     def search(self) -> dict[str, object]:
         """The search and its bounds, for the result's `agent.search`."""
         return {"checks": self.tried, "check_limit": self.limit, "suite_runs": self.suite_runs,
-                "seconds": round(self.seconds, 2), "time_budget_s": self.budget_s, "stopped": self.stopped,
+                "warm_runs": self.warm_runs, "seconds": round(self.seconds, 2),
+                "check_seconds": round(self.check_seconds, 2), "time_budget_s": self.budget_s, "stopped": self.stopped,
                 "generated": self.generated, "refused": self.refused, "still_failing": self.still_failing[:20],
                 "localized": [{"path": x.path, "line": x.line, "score": round(x.score, 3)} for x in self.suspects[:5]]}
 
@@ -79,10 +84,12 @@ class OfflineResult:
 
 
 def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
-           share_s: float | None = None) -> OfflineResult:
+           share_s: float | None = None, warm: bool = True) -> OfflineResult:
     """Try candidates in order until one passes, `limit` are tried or `budget_s` is spent. With `share_s`,
     the limit is also sized from the measured time of a check: about `share_s` seconds of them (auto mode,
-    where the agent comes next), never fewer than MIN_SHARE_CHECKS."""
+    where the agent comes next), never fewer than MIN_SHARE_CHECKS. With `warm`, pytest checks run forked
+    from a warm interpreter in the box (patcher/repair/checks.py); the suite's coverage run and the final
+    verification never do."""
     started = time.monotonic()
     assert job.parsed is not None and job.repro is not None and job.base.repro is not None
     parsed, repo, repro, suite = job.parsed, job.staged.path, job.repro, job.suite_command
@@ -93,6 +100,8 @@ def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
                    base_suite.failed)
     stats = Stats()
     tried = extra = 0
+    check_s = 0.0
+    runner = Checker(box, warm)
     stopped = "exhausted"
     best: tuple[Candidate, set[str], int] | None = None
     suite_runs = [0]
@@ -110,7 +119,8 @@ def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
         tried += 1
         extra += best is not None
         at = time.monotonic()
-        left = _still_failing(box, repo, candidate, check, tried, suite_runs)
+        left = _still_failing(runner, repo, candidate, check, tried, suite_runs)
+        check_s += time.monotonic() - at
         if share_s is not None and tried == 1:  # one check measured: as many as fit in the share
             limit = max(MIN_SHARE_CHECKS, min(limit, int(share_s / max(time.monotonic() - at, 0.01))))
         if left is not None and (best is None or len(left) < len(best[1])):
@@ -122,7 +132,8 @@ def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
             stopped = "candidate_limit"
     found, left, chosen = best or (None, set(), 0)
     return OfflineResult(found, tried, stats.generated, time.monotonic() - started, "found" if found else stopped,
-                         suite_runs[0], stats.suppressing + stats.dead, limit, budget_s, suspects, sorted(left), chosen)
+                         suite_runs[0], stats.suppressing + stats.dead, limit, budget_s, suspects, sorted(left), chosen,
+                         check_s, runner.warm_runs)
 
 
 @dataclass(frozen=True)
@@ -137,18 +148,19 @@ class _Check:
     """Tests that failed on the base: a fix of the bug the reproduction shows should make them pass too."""
 
 
-def _still_failing(box: Sandbox, repo: Path, candidate: Candidate, check: _Check, n: int, suite_runs: list[int]
-                   ) -> set[str] | None:
+def _still_failing(runner: Checker, repo: Path, candidate: Candidate, check: _Check, n: int,
+                   suite_runs: list[int]) -> set[str] | None:
     """None if the candidate fails the reproduction or breaks a test that passed on the base, else the
     tests that failed on the base and still do not pass."""
+    box = runner.box
     with open(repo / candidate.path, encoding="utf-8", newline="") as f:
         original = f.read()
     _write(box, candidate.path, candidate.new_text)
     try:
-        if run_tests(box, check.repro, f"candidate-{n}", check.repro_deadline_s).outcome != "passed":
+        if not runner.run(check.repro, f"candidate-{n}", check.repro_deadline_s).ok:
             return None
         suite_runs[0] += 1
-        suite = run_tests(box, check.suite, f"candidate-{n}-suite", check.suite_deadline_s)
+        suite = runner.run(check.suite, f"candidate-{n}-suite", check.suite_deadline_s)
         return check.broken - suite.passed if suite.reported and check.keep <= suite.passed else None
     finally:
         _write(box, candidate.path, original)

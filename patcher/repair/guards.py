@@ -1,0 +1,170 @@
+"""Templates for the bug kinds real libraries showed (issue 28): a missing bounds condition before an
+index, a variable left unbound by one branch, and a wrong key in a lookup.
+
+- `bounds_guard` (IndexError): a subscript `s[i]` read in a condition gets the bound in front of it
+  (`len(s) > i and s[i] …`, `s and s[0] …`); a statement that reads one gets `if len(s) <= i: return None`
+  (or `continue`/`break` in a loop) before it.
+- `unbound_init` (UnboundLocalError): where a branch of an `if` assigns the name and another does not,
+  the branch that does not gets the name added to its own chained assignment (`a = b = e` beside
+  `a = e`: the missing `= b`), or the name is set to what the other branch set it to, or to None, before
+  the `if`.
+- `wrong_key` (KeyError): the constant key on the line replaced by the keys the file uses that are most
+  like it (dict literals, subscripts, `.get`/`.pop` arguments).
+A guard before a `raise` of the same exception, or a changed condition of one, is refused by
+repair/suppress.py like any other candidate: these add conditions, they must not hide the raise.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections.abc import Iterator
+
+from patcher.repair.edits import Edit
+from patcher.repair.site import Fix, Site
+
+_UNBOUND = re.compile(r"local variable '(\w+)'|variable '(\w+)' where")
+_MAX_KEYS = 6
+
+
+def bounds_guard(site: Site) -> Iterator[Fix]:
+    """For an IndexError: the bound of `s[i]` as a condition in front of it, or a guard statement."""
+    if site.exc_type != "IndexError":
+        return
+    tests = _tests(site)
+    for sub in site.nodes(ast.Subscript):
+        if not isinstance(sub.ctx, ast.Load) or isinstance(sub.slice, ast.Slice | ast.Tuple):
+            continue
+        seq, index = site.src.segment(sub.value), sub.slice
+        value = index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
+        if value is None and not isinstance(index, ast.Name | ast.Attribute | ast.BinOp):
+            continue
+        bound = f"{seq}" if value in (0, -1) else (f"len({seq}) > {value}" if value is not None
+                                                   else f"{site.src.segment(index)} < len({seq})")
+        for test in tests:
+            if _inside(sub, test):
+                start = site.src.span(test)[0]
+                yield site.fix(f"`{site.src.segment(test)}` → `{bound} and …`", Edit(start, start, f"{bound} and "))
+        yield from _guard_before(site, f"not {bound}" if value in (0, -1) else _negate(bound))
+
+
+def _tests(site: Site) -> list[ast.expr]:
+    """Conditions on the line: of an `if`/`while`/`elif`, a ternary, an `assert`, a comprehension's `if`."""
+    out: list[ast.expr] = []
+    for node in site.nodes(ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension):
+        out += node.ifs if isinstance(node, ast.comprehension) else [node.test]
+    for node in site.src.by_line.get(site.line, []):
+        if isinstance(node, ast.comprehension):
+            out += node.ifs
+    return [t for t in out if t.lineno == site.line]
+
+
+def _inside(node: ast.AST, tree: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(tree))
+
+
+def _negate(bound: str) -> str:
+    if " > " in bound:
+        left, right = bound.split(" > ", 1)
+        return f"{left} <= {right}"
+    left, right = bound.split(" < ", 1)
+    return f"{left} >= {right}"
+
+
+def _guard_before(site: Site, test: str) -> Iterator[Fix]:
+    stmt, func = site.statement(), site.function()
+    if stmt is None or func is None or stmt is func or isinstance(stmt, ast.If | ast.While | ast.ClassDef):
+        return
+    src = site.src
+    line = src.line(stmt.lineno)
+    indent = line[: len(line) - len(line.lstrip())]
+    if src.offset(stmt.lineno, stmt.col_offset) != src.starts[stmt.lineno - 1] + len(indent):
+        return
+    in_loop = any(isinstance(n, ast.For | ast.While) and _inside(stmt, n) for n in ast.walk(func))
+    at, nl, unit = src.starts[stmt.lineno - 1], src.newline(), src.indent_unit()
+    for body in ["return None", *(["continue", "break"] if in_loop else [])]:
+        yield site.fix(f"insert `if {test}: {body}` before line {stmt.lineno}",
+                       Edit(at, at, f"{indent}if {test}:{nl}{indent}{unit}{body}{nl}"))
+
+
+def unbound_init(site: Site) -> Iterator[Fix]:
+    """For an UnboundLocalError on `name`: assign it in the branch that does not (see module doc)."""
+    found = _UNBOUND.search(site.message) if site.exc_type == "UnboundLocalError" else None
+    func = site.function()
+    if found is None or func is None:
+        return
+    name = found.group(1) or found.group(2)
+    for node in ast.walk(func):
+        if not isinstance(node, ast.If) or node.lineno >= site.line:
+            continue
+        branches = [node.body, node.orelse]
+        sets = [_assigns(b, name) for b in branches]
+        if not any(sets) or all(sets):
+            continue
+        donor = next(a for a in sets if a)
+        yield from _chain(site, donor, branches[sets.index(None)], name)
+        yield from _before(site, node, name, donor)
+
+
+def _assigns(body: list[ast.stmt], name: str) -> ast.Assign | None:
+    """The last plain assignment to `name` directly in `body` (an `elif` counts as the rest of the chain)."""
+    for stmt in reversed(body):
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            return stmt
+        if isinstance(stmt, ast.If) and (a := _assigns(stmt.body, name)) and _assigns(stmt.orelse, name):
+            return a
+    return None
+
+
+def _chain(site: Site, donor: ast.Assign, lacking: list[ast.stmt], name: str) -> Iterator[Fix]:
+    """`a = b = e` in one branch, `a = e2` in the other: `a = b = e2`."""
+    others = {t.id for t in donor.targets if isinstance(t, ast.Name) and t.id != name}
+    for stmt in (n for s in lacking for n in ast.walk(s)):
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in others for t in stmt.targets):
+            at = site.src.span(stmt.value)[0]
+            yield Fix(site.src, stmt.lineno, f"`{site.src.segment(stmt).splitlines()[0]}` also assigns `{name}`",
+                      (Edit(at, at, f"{name} = "),))
+
+
+def _before(site: Site, node: ast.If, name: str, donor: ast.Assign) -> Iterator[Fix]:
+    src = site.src
+    line = src.line(node.lineno)
+    indent = line[: len(line) - len(line.lstrip())]
+    if src.offset(node.lineno, node.col_offset) != src.starts[node.lineno - 1] + len(indent):
+        return
+    at, nl = src.starts[node.lineno - 1], src.newline()
+    value = src.segment(donor.value)
+    for init in dict.fromkeys([v for v in (value, "None") if "\n" not in v and len(v) <= 60]):
+        yield Fix(src, node.lineno, f"initialise `{name} = {init}` before line {node.lineno}",
+                  (Edit(at, at, f"{indent}{name} = {init}{nl}"),))
+
+
+def wrong_key(site: Site) -> Iterator[Fix]:
+    """For a KeyError on a constant key: the file's keys most like it, in its place."""
+    if site.exc_type != "KeyError" or isinstance(site.statement(), ast.Raise):
+        return  # the key in a `raise KeyError(d["k"])` only words the error
+    keys = _file_keys(site.src.tree)
+    for sub in site.nodes(ast.Subscript):
+        key = sub.slice
+        if not isinstance(sub.ctx, ast.Load) or not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            continue
+        pool = [k for k in keys if k != key.value]
+        close = difflib.get_close_matches(key.value, pool, n=_MAX_KEYS, cutoff=0.0)
+        quote = site.src.segment(key)[:1]
+        for new in close:
+            text = f"{quote}{new}{quote}" if quote in "'\"" and quote not in new and "\\" not in new else repr(new)
+            yield site.fix(f"key `{key.value!r}` → `{new!r}`", Edit(*site.src.span(key), text))
+
+
+def _file_keys(tree: ast.Module) -> list[str]:
+    keys: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys.update(k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            keys.update([node.slice.value] if isinstance(node.slice.value, str) else [])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "get", "pop", "setdefault") and node.args and isinstance(node.args[0], ast.Constant):
+            keys.update([node.args[0].value] if isinstance(node.args[0].value, str) else [])
+    return sorted(keys)

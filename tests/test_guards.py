@@ -14,8 +14,8 @@ from patcher.repair.dataflow import feeding_lines
 from patcher.repair.edits import Source
 from patcher.repair.localize import Suspect
 
-from .test_repair import example_repo, failing_traceback, run_tests
 from .helpers import git
+from .test_repair import example_repo, failing_traceback, run_tests
 
 # example → (template, file, text the fix puts in)
 INTENDED = {
@@ -70,7 +70,8 @@ def _changed(old: str, new: str) -> set[int]:
 
 REFUSED = {
     "bounds_guard": (
-        "def head(rows):\n    if not rows[0]:\n        raise IndexError('the first row is empty')\n    return rows[0]\n",
+        "def head(rows):\n    if not rows[0]:\n        raise IndexError('the first row is empty')\n"
+        "    return rows[0]\n",
         "from pkg.mod import head\n\n\ndef test_head():\n    assert head([[1]]) == [1]\n    head([[]])\n"),
 }
 

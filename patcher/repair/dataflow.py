@@ -21,15 +21,17 @@ DEPTH = 2
 
 
 def feeding_lines(src: Source, line: int) -> list[int]:
-    """Lines whose statements assign values the statement at `line` reads, nearest first."""
+    """Lines whose statements assign values the statement at `line` reads: its own sources (the latest
+    assignment of each name it reads, in the order it reads them), then theirs."""
     func = innermost(src.tree, line, Func)
     stmt = innermost(src.tree, line, ast.stmt)
-    if func is None or stmt is None or stmt is func:
+    if func is None or not isinstance(stmt, ast.stmt) or stmt is func:
         return []
     before = sorted((s for s in ast.walk(func) if isinstance(s, ast.stmt) and s is not func
                      and (s.end_lineno or s.lineno) < stmt.lineno), key=lambda s: s.lineno)[-WINDOW:]
     found: list[int] = []
-    todo, seen = [(_reads(stmt, line), 0)], set()
+    todo: list[tuple[list[str], int]] = [(_reads(stmt), 0)]
+    seen: set[int] = set()
     while todo:
         names, depth = todo.pop(0)
         for name in names:
@@ -39,11 +41,11 @@ def feeding_lines(src: Source, line: int) -> list[int]:
             seen.add(source.lineno)
             found.append(source.lineno)
             if depth + 1 < DEPTH:
-                todo.append((_reads(source, source.lineno), depth + 1))
+                todo.append((_reads(source), depth + 1))
     return found
 
 
-def _reads(stmt: ast.stmt, line: int) -> list[str]:
+def _reads(stmt: ast.stmt) -> list[str]:
     """Names read by the statement (by its header alone when it is compound), in source order."""
     parts: list[ast.AST] = [stmt]
     if isinstance(stmt, ast.If | ast.While):
@@ -62,9 +64,7 @@ def _writes(stmt: ast.stmt) -> set[str]:
     """Names a simple statement assigns (compound statements' bodies are statements of their own)."""
     if isinstance(stmt, ast.Assign):
         targets: list[ast.expr] = list(stmt.targets)
-    elif isinstance(stmt, ast.AugAssign | ast.AnnAssign):
-        targets = [stmt.target]
-    elif isinstance(stmt, ast.For | ast.AsyncFor):
+    elif isinstance(stmt, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
         targets = [stmt.target]
     elif isinstance(stmt, ast.With | ast.AsyncWith):
         targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]

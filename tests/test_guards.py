@@ -101,7 +101,8 @@ def test_the_empty_value_guard_never_goes_in_front_of_a_raise_of_the_value_error
 
 def test_an_unbound_name_after_a_swallowed_error_is_not_initialised(tmp_path: Path) -> None:
     """`data` is unbound because an `except` discarded the error: setting it would hide that, so the
-    template (which only completes the branches of an `if`) proposes nothing."""
+    template (which initialises names first assigned outside a `try`, and completes `if` branches)
+    proposes nothing."""
     code = ("def load(table, key):\n    try:\n        data = table[key]\n    except KeyError:\n        pass\n"
             "    return data\n")
     repo, traceback = _repo(tmp_path, code, "from pkg.mod import load\n\n\ndef test_load():\n"

@@ -4,10 +4,12 @@ index, a variable left unbound by one branch, and a wrong key in a lookup.
 - `bounds_guard` (IndexError): a subscript `s[i]` read in a condition gets the bound in front of it
   (`len(s) > i and s[i] …`, `s and s[0] …`); a statement that reads one gets `if len(s) <= i: return None`
   (or `continue`/`break` in a loop) before it.
-- `unbound_init` (UnboundLocalError): where a branch of an `if` assigns the name and another does not,
-  the branch that does not gets the name added to its own chained assignment (`a = b = e` beside
-  `a = e`: the missing `= b`), or the name is set to what the other branch set it to, or to None, before
-  the `if`.
+- `unbound_init` (UnboundLocalError): the name set to None (or the empty value of its first assignment's
+  kind) before the statement of the function that first assigns it, unless that assignment is in a `try`
+  (an exception a handler swallowed left it unbound: setting it would hide that); and where a branch of an `if`
+  assigns the name and another does not, the branch that does not gets the name added to its own
+  chained assignment (`a = b = e` beside `a = e`: the missing `= b`), or the name is set before the `if`
+  to what the other branch sets it to, or to None.
 - `wrong_key` (KeyError): the constant key on the line replaced by the keys the file uses that are most
   like it (dict literals, subscripts, `.get`/`.pop` arguments).
 A guard before a `raise` of the same exception, or a changed condition of one, is refused by
@@ -40,13 +42,14 @@ def bounds_guard(site: Site) -> Iterator[Fix]:
         value = index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
         if value is None and not isinstance(index, ast.Name | ast.Attribute | ast.BinOp):
             continue
-        bound = f"{seq}" if value in (0, -1) else (f"len({seq}) > {value}" if value is not None
-                                                   else f"{site.src.segment(index)} < len({seq})")
+        bounds = [seq, f"len({seq}) > 0"] if value in (0, -1) else [
+            f"len({seq}) > {value}" if value is not None else f"{site.src.segment(index)} < len({seq})"]
         for test in tests:
             if _inside(sub, test):
                 start = site.src.span(test)[0]
-                yield site.fix(f"`{site.src.segment(test)}` → `{bound} and …`", Edit(start, start, f"{bound} and "))
-        yield from _guard_before(site, f"not {bound}" if value in (0, -1) else _negate(bound))
+                for bound in bounds:
+                    yield site.fix(f"`{site.src.segment(test)}` → `{bound} and …`", Edit(start, start, f"{bound} and "))
+        yield from _guard_before(site, f"not {seq}" if value in (0, -1) else _negate(bounds[0]))
 
 
 def _tests(site: Site) -> list[ast.expr]:
@@ -95,6 +98,14 @@ def unbound_init(site: Site) -> Iterator[Fix]:
     if found is None or func is None:
         return
     name = found.group(1) or found.group(2)
+    first = min((n for n in ast.walk(func) if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.For)
+                 and name in _targets(n)), key=lambda n: n.lineno, default=None)
+    in_try = first is not None and any(isinstance(t, ast.Try) and any(first is n for b in t.body for n in ast.walk(b))
+                                       for t in ast.walk(func))
+    if first is not None and first.lineno < site.line and not in_try:  # an exception left it unbound: no
+        top = next((s for s in func.body if s.lineno <= first.lineno <= (s.end_lineno or s.lineno)), None)
+        value = first.value if isinstance(first, ast.Assign) else None
+        yield from _before(site, top, name, ["None", *_neutral(value)]) if top else iter(())
     for node in ast.walk(func):
         if not isinstance(node, ast.If) or node.lineno >= site.line:
             continue
@@ -104,7 +115,21 @@ def unbound_init(site: Site) -> Iterator[Fix]:
             continue
         donor = next(a for a in sets if a)
         yield from _chain(site, donor, branches[sets.index(None)], name)
-        yield from _before(site, node, name, donor)
+        yield from _before(site, node, name, [site.src.segment(donor.value), "None"])
+
+
+def _targets(node: ast.AST) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _neutral(value: ast.expr | None) -> list[str]:
+    """The empty value of the first assignment's kind: `0`, `""`, `[]`, `{}`, `()`, `False`."""
+    if isinstance(value, ast.Constant):
+        kind = type(value.value)
+        return {int: ["0"], float: ["0.0"], str: ['""'], bool: ["False"], bytes: ['b""']}.get(kind, [])
+    empty = {ast.List: "[]", ast.ListComp: "[]", ast.Dict: "{}", ast.DictComp: "{}", ast.Tuple: "()"}
+    return [empty[type(value)]] if type(value) in empty else []
 
 
 def _assigns(body: list[ast.stmt], name: str) -> ast.Assign | None:
@@ -118,24 +143,26 @@ def _assigns(body: list[ast.stmt], name: str) -> ast.Assign | None:
 
 
 def _chain(site: Site, donor: ast.Assign, lacking: list[ast.stmt], name: str) -> Iterator[Fix]:
-    """`a = b = e` in one branch, `a = e2` in the other: `a = b = e2`."""
+    """`a = b = e` in one branch, `a = e2` in the other: `a = b = e2` (the name where the donor has it)."""
+    at_index = next(i for i, t in enumerate(donor.targets) if isinstance(t, ast.Name) and t.id == name)
     others = {t.id for t in donor.targets if isinstance(t, ast.Name) and t.id != name}
     for stmt in (n for s in lacking for n in ast.walk(s)):
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in others for t in stmt.targets):
-            at = site.src.span(stmt.value)[0]
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in others for t in stmt.targets) \
+                and name not in _targets(stmt):
+            before = stmt.targets[at_index] if at_index < len(stmt.targets) else stmt.value
+            at = site.src.span(before)[0]
             yield Fix(site.src, stmt.lineno, f"`{site.src.segment(stmt).splitlines()[0]}` also assigns `{name}`",
                       (Edit(at, at, f"{name} = "),))
 
 
-def _before(site: Site, node: ast.If, name: str, donor: ast.Assign) -> Iterator[Fix]:
+def _before(site: Site, node: ast.stmt, name: str, values: list[str]) -> Iterator[Fix]:
     src = site.src
     line = src.line(node.lineno)
     indent = line[: len(line) - len(line.lstrip())]
     if src.offset(node.lineno, node.col_offset) != src.starts[node.lineno - 1] + len(indent):
         return
     at, nl = src.starts[node.lineno - 1], src.newline()
-    value = src.segment(donor.value)
-    for init in dict.fromkeys([v for v in (value, "None") if "\n" not in v and len(v) <= 60]):
+    for init in dict.fromkeys([v for v in values if "\n" not in v and len(v) <= 60]):
         yield Fix(src, node.lineno, f"initialise `{name} = {init}` before line {node.lineno}",
                   (Edit(at, at, f"{indent}{name} = {init}{nl}"),))
 

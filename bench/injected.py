@@ -37,7 +37,7 @@ from patcher.repair.localize import ochiai, rank_of
 ROOT = Path(__file__).resolve().parents[1]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
 LIBS = {"inflection": "inflection==0.5.1", "toolz": "toolz==0.12.1", "more_itertools": "more-itertools==10.2.0",
-        "idna": "idna==3.7"}
+        "idna": "idna==3.7", "tabulate": "tabulate==0.9.0"}
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class Bug:
     """The upstream text (must occur once in the file)."""
     new: str
     kind: str
+    test: str | None = None
+    """The failing test to reproduce with (else the first that fails; some fail only in a subprocess)."""
 
 
 BUGS = [
@@ -92,6 +94,18 @@ BUGS = [
         "if label[0] == '-' and label[-1] == '-':", "operator"),
     Bug("inflection", "inflection/__init__.py", 'return "{}{}".format(number, ordinal(number))',
         'return "{}{}".format(ordinal(number), number)', "swapped arguments"),
+    # issue 28: the kinds the templates lacked, on a library the list did not use yet
+    Bug("tabulate", "tabulate/__init__.py", '    index = None\n    if hasattr(tabular_data, "keys")',
+        '    if hasattr(tabular_data, "keys")', "missing initialisation",
+        "test/test_input.py::test_iterable_of_iterables"),
+    Bug("tabulate", "tabulate/__init__.py", "if chunks and self._len(chunks[-1]) > width:",
+        "if self._len(chunks[-1]) > width:", "missing bounds condition"),
+    Bug("tabulate", "tabulate/__init__.py", 'tablefmt = _table_formats.get(tablefmt, _table_formats["simple"])',
+        'tablefmt = _table_formats.get(tablefmt, _table_formats["simpel"])', "wrong key",
+        "test/test_input.py::test_iterable_of_iterables"),
+    Bug("tabulate", "tabulate/__init__.py", "rowaligns = _expand_iterable(rowalign, len(rows), ra_default)",
+        "rowaligns = _expand_iterable(len(rows), rowalign, ra_default)", "swapped arguments, crash later",
+        "test/test_input.py::test_iterable_of_iterables"),
 ]
 
 
@@ -148,7 +162,7 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
     parsed = parse_traceback(base.stdout)
     if base.returncode != 1 or not parsed.failing_tests:
         return {"status": "no failing test"}
-    test = parsed.failing_tests[0]
+    test = bug.test or parsed.failing_tests[0]
     traceback = pytest(repo, test).stdout  # that test's own traceback (the suite's last one may be another's)
     line = true_line(pristine, bug)
     rank = localization_rank(repo, bug, line, set(parsed.failing_tests))

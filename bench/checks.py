@@ -31,11 +31,11 @@ from sandbox.protocol import WriteFileRequest
 
 
 def measure(lib: str, image: str, count: int, tmp: Path) -> dict[str, object]:
-    bug = next(b for b in BUGS if b.lib == lib)
+    bug = next(b for b in BUGS if b.lib == lib and (b.test or lib != "tabulate"))
     pristine = fetch(LIBS[lib], tmp / lib)
     repo = inject(pristine, bug, tmp / f"{lib}-repo")
     assert repo is not None
-    test = parse_traceback(pytest(repo).stdout).failing_tests[0]
+    test = bug.test or parse_traceback(pytest(repo).stdout).failing_tests[0]
     traceback = pytest(repo, test).stdout
     command = f"python -m pytest -q {shlex.quote(test)}"
     staged = stage_repo(str(repo))

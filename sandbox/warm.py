@@ -60,6 +60,23 @@ def imported_names(root: str) -> list[str]:
     return list(names)
 
 
+def repo_names(root: str) -> set[str]:
+    """Top-level names the repository's own files could be imported as (its root and `src/`): a copy of
+    one installed in site-packages must not be imported here either, since pytest may put the repository
+    ahead of it in the test process and the edited file is the one to run."""
+    names: set[str] = set()
+    for top in (root, os.path.join(root, "src")):
+        try:
+            entries = os.listdir(top)
+        except OSError:
+            continue
+        for entry in entries:
+            stem, ext = os.path.splitext(entry)
+            if ext in (".py", ".pyi", ".so", ".pyd") or (not ext and os.path.isdir(os.path.join(top, entry))):
+                names.add(stem.split(".")[0])
+    return names
+
+
 def _outside(name: str, root: str) -> bool:
     """True when `name` resolves to a module outside the repository (finding it runs no module code)."""
     try:
@@ -82,17 +99,20 @@ def warm(root: str, bare: bool) -> list[str]:
     import _pytest
     import pytest  # noqa: F401
 
+    own = repo_names(root)
+
     for info in pkgutil.iter_modules(_pytest.__path__, "_pytest."):
         _try_import(info.name)
     if not bare:
         with contextlib.suppress(Exception):
             for ep in importlib.metadata.entry_points(group="pytest11"):
-                if _outside(ep.module.split(".")[0], root):
+                if ep.module.split(".")[0] not in own and _outside(ep.module.split(".")[0], root):
                     _try_import(ep.module)
         for name in imported_names(root):
-            if name not in sys.modules and _outside(name, root):
+            if name not in sys.modules and name not in own and _outside(name, root):
                 _try_import(name)
-    return [n for n, m in list(sys.modules.items()) if _under(getattr(m, "__file__", None), root)]
+    return [n for n, m in list(sys.modules.items())
+            if n.split(".")[0] in own or _under(getattr(m, "__file__", None), root)]
 
 
 class Recorder:

@@ -100,3 +100,30 @@ def _warm_parents(box: Client) -> list[int]:
             if b"warm.py" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.append(pid)
     return found
+
+
+def test_a_copy_of_the_repo_package_installed_in_the_box_is_not_what_the_check_runs(tmp_path: Path) -> None:
+    """The box may have the library installed (dist-packages): pytest puts the repository first in the
+    test process, so the warm parent must not import the installed copy under the same name."""
+    import unidiff
+
+    repo = tmp_path / "repo"
+    (repo / "unidiff").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "unidiff" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "tests" / "__init__.py").write_text("")
+    (repo / "tests" / "test_it.py").write_text("from unidiff import add\n\n\ndef test_add():\n"
+                                              "    assert add(2, 3) == 5\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    assert unidiff.__file__ and not unidiff.__file__.startswith(str(repo))  # installed here too
+    client = Client(repo, git(repo, "rev-parse", "HEAD"), tmp_path / "reports")
+    try:
+        command = "python -m pytest -q tests/test_it.py"
+        assert client.call("run_test", 60, command=command).exit_code == 1
+        assert client.call("check", 60, command=command).exit_code == 1
+        client.call("write_file", path="unidiff/__init__.py", content="def add(a, b):\n    return a + b\n")
+        assert client.call("check", 60, command=command).exit_code == 0
+    finally:
+        client.close()

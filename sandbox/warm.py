@@ -5,7 +5,9 @@ standard modules the repository's files import, but never a module of the reposi
 must import the candidate's edited source, not a copy cached here. If warming pulls a repository module
 in anyway (a dependency that imports its dependant), it starts over `--bare`, with pytest alone.
 
-Then, for each request on the SOCK_SEQPACKET socket FD (`{"args": [...]}` with the test output's and the
+It also compiles the repository's files (compiling runs none of their code) and keeps the code objects by
+content hash, so a check compiles only what the candidate changed. Then, for each request on the
+SOCK_SEQPACKET socket FD (`{"args": [...]}` with the test output's and the
 records' pipe ends attached), it forks; the child starts a session of its own, runs `pytest.main(args)`
 with a recorder plugin writing one JSON line per test phase, and exits; the parent answers `{"pid": N}`
 at once and `{"exit": CODE}` when the child is gone. Each check is a fresh fork of this clean parent, so
@@ -18,6 +20,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import ctypes
+import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -30,6 +33,13 @@ import sys
 
 MAX_FILES = 3000
 MAX_MESSAGE = 1 << 20
+MAX_COMPILE_BYTES = 1_000_000
+_CODE: dict[tuple[str, bytes], object] = {}
+"""Code objects of the repository's files compiled here (compiled, never run), by path and content hash:
+a check's child imports the unchanged files without compiling them again, and an edited file's new
+content misses the cache and is compiled as usual."""
+_TESTS: dict[tuple[str, bytes], object] = {}
+"""The same for test files, with pytest's assertion rewriting applied."""
 _PRUNE = {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".mypy_cache", ".pytest_cache"}
 
 
@@ -115,6 +125,61 @@ def warm(root: str, bare: bool) -> list[str]:
             if n.split(".")[0] in own or _under(getattr(m, "__file__", None), root)]
 
 
+def _is_test(name: str) -> bool:
+    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
+
+
+def precompile(root: str) -> None:
+    """Compile (never execute) the repository's Python files into _CODE and _TESTS."""
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    seen = 0
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _PRUNE and not os.path.islink(os.path.join(top, d)))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            seen += 1
+            path = os.path.join(top, name)
+            if seen > MAX_FILES or os.path.islink(path) or os.path.getsize(path) > MAX_COMPILE_BYTES:
+                continue
+            with contextlib.suppress(Exception, RecursionError), open(path, "rb") as f:
+                data = f.read()
+                key = (path, hashlib.sha256(data).digest())
+                _CODE[key] = compile(data, path, "exec", dont_inherit=True)
+                if _is_test(name):
+                    tree = ast.parse(data, filename=path)
+                    rewrite_asserts(tree, data, path, None)
+                    _TESTS[key] = compile(tree, path, "exec", dont_inherit=True)
+
+
+def use_precompiled() -> None:
+    """Make the import system and pytest's assertion rewriter take code from the caches on a hit."""
+    import importlib._bootstrap_external as external
+
+    import _pytest.assertion.rewrite as rewrite
+
+    compile_source = external.SourceLoader.source_to_code
+
+    def source_to_code(self, data, path, *, _optimize=-1):  # type: ignore[no-untyped-def]
+        if _optimize == -1 and isinstance(data, bytes):
+            hit = _CODE.get((str(path), hashlib.sha256(data).digest()))
+            if hit is not None:
+                return hit
+        return compile_source(self, data, path, _optimize=_optimize)
+
+    external.SourceLoader.source_to_code = source_to_code  # type: ignore[method-assign]
+    rewrite_test = rewrite._rewrite_test
+    stat_first = "stat" in str(getattr(rewrite_test, "__annotations__", {}).get("return", ""))
+
+    def cached_rewrite(fn, config):  # type: ignore[no-untyped-def]
+        source = fn.read_bytes()
+        hit = _TESTS.get((str(fn), hashlib.sha256(source).digest()))
+        if hit is None:
+            return rewrite_test(fn, config)
+        return (os.stat(fn) if stat_first else importlib.util.source_hash(source)), hit
+
+    rewrite._rewrite_test = cached_rewrite
+
+
 class Recorder:
     """Pytest plugin of the child: one line per test phase to the records pipe."""
 
@@ -195,7 +260,10 @@ def main() -> None:
     if tainted:
         sock.send(json.dumps({"error": f"importing pytest imports the repository ({tainted[0]})"}).encode())
         return
-    sock.send(json.dumps({"ready": len(sys.modules), "bare": bare}).encode())
+    with contextlib.suppress(Exception):
+        precompile(root)
+        use_precompiled()
+    sock.send(json.dumps({"ready": len(sys.modules), "bare": bare, "precompiled": len(_CODE)}).encode())
     serve(sock)
 
 

@@ -3,8 +3,9 @@
 No model and no tokens. First the suite runs once with line coverage per test (patcher/repair/localize.py), so
 candidates are tried on the top-ranked lines as well as the traceback's frames, best score × pattern
 prior first. Each candidate's file is written into the box, the reproduction alone runs under
-a short deadline (fast), then, only if it passes, the suite (a reproduction can pass for a wrong reason
-that breaks other tests); the file is put back. A candidate that keeps every test that passed on the base
+a short deadline (fast), then, only if it passes, the suite's tests that reach the edited function
+(repair/select.py; a reproduction can pass for a wrong reason that breaks other tests); the file is put
+back. A candidate that keeps every test that passed on the base
 survives; the first survivor that also makes every test that failed on the base pass is taken at once.
 One that leaves some of those failing may have fixed the symptom the reproduction checks and not the
 bug (`last()` patched to read `tail()`'s wrong answer from its other end, while `test_tail` still
@@ -18,6 +19,7 @@ order (repair/lanes.py).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Iterator
@@ -29,6 +31,7 @@ from patcher.job import Job
 from patcher.repair import Candidate, Stats, candidates, localize
 from patcher.repair.checks import Checker
 from patcher.repair.lanes import Lanes, lane_count
+from patcher.repair.select import Selection
 from patcher.sandbox import Sandbox
 from patcher.verify.contain import narrowed
 from sandbox.protocol import WriteFileRequest
@@ -105,7 +108,10 @@ def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
                    base_suite.failed)
     stats = Stats()
     # coverage slows the suite a few times over; half the budget at most, the candidates need the rest
-    suspects = localize.measure(box, suite, min(budget_s / 2, max(30.0, 2 * check.suite_deadline_s)), base_run.failed)
+    runs: list[dict[str, object]] = []
+    suspects = localize.measure(box, suite, min(budget_s / 2, max(30.0, 2 * check.suite_deadline_s)), base_run.failed,
+                                runs)
+    check = dataclasses.replace(check, select=Selection(runs, base_suite.passed | base_suite.failed, base_suite.failed))
     lanes = Lanes(Checker(box, warm), (lambda: job.open_box(job.staged)) if lane_count() > 1 else None, warm)
     try:
         loop = _Loop(limit, started, budget_s)
@@ -176,6 +182,8 @@ class _Check:
     """Tests that passed on the base and must still pass."""
     broken: set[str]
     """Tests that failed on the base: a fix of the bug the reproduction shows should make them pass too."""
+    select: Selection | None = None
+    """Which of the suite's tests reach the edited function (the rest need not run for a candidate)."""
 
 
 def _still_failing(runner: Checker, repo: Path, candidate: Candidate, check: _Check, n: int
@@ -189,8 +197,11 @@ def _still_failing(runner: Checker, repo: Path, candidate: Candidate, check: _Ch
     try:
         if not runner.run(check.repro, f"candidate-{n}", check.repro_deadline_s).ok:
             return None, False
-        suite = runner.run(check.suite, f"candidate-{n}-suite", check.suite_deadline_s)
-        return (check.broken - suite.passed if suite.reported and check.keep <= suite.passed else None), True
+        command, chosen = (check.select.command(check.suite, repo, candidate.path, candidate.line)
+                           if check.select else (check.suite, None))
+        suite = runner.run(command, f"candidate-{n}-suite", check.suite_deadline_s)
+        keep = check.keep if chosen is None else check.keep & chosen
+        return (check.broken - suite.passed if suite.reported and keep <= suite.passed else None), True
     finally:
         _write(box, candidate.path, original)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import ctypes
+import gc
 import hashlib
 import importlib
 import importlib.metadata
@@ -263,6 +264,8 @@ def main() -> None:
     with contextlib.suppress(Exception):
         precompile(root)
         use_precompiled()
+    gc.collect()
+    gc.freeze()  # the children's collections skip what is here, so they do not copy every page of it
     sock.send(json.dumps({"ready": len(sys.modules), "bare": bare, "precompiled": len(_CODE)}).encode())
     serve(sock)
 

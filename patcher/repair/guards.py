@@ -3,7 +3,7 @@ index, a variable left unbound by one branch, and a wrong key in a lookup.
 
 - `bounds_guard` (IndexError): a subscript `s[i]` read in a condition gets the bound in front of it
   (`len(s) > i and s[i] …`, `s and s[0] …`); a statement that reads one gets `if len(s) <= i: return None`
-  (or `continue`/`break` in a loop) before it.
+  (or `continue`/`break` in a `for` loop, `break` in a `while`) before it.
 - `unbound_init` (UnboundLocalError): the name set to None (or the empty value of its first assignment's
   kind) before the statement of the function that first assigns it, unless that assignment is in a `try`
   (an exception a handler swallowed left it unbound: setting it would hide that); and where a branch of an `if`
@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 
 from patcher.repair.edits import Edit
-from patcher.repair.site import Fix, Site
+from patcher.repair.site import Fix, Site, innermost
 
 _UNBOUND = re.compile(r"local variable '(\w+)'|variable '(\w+)' where")
 _MAX_KEYS = 6
@@ -84,9 +84,11 @@ def _guard_before(site: Site, test: str) -> Iterator[Fix]:
     indent = line[: len(line) - len(line.lstrip())]
     if src.offset(stmt.lineno, stmt.col_offset) != src.starts[stmt.lineno - 1] + len(indent):
         return
-    in_loop = any(isinstance(n, ast.For | ast.While) and _inside(stmt, n) for n in ast.walk(func))
+    loop = innermost(func, stmt.lineno, ast.For | ast.AsyncFor | ast.While)
+    # `continue` in a `while` usually skips what moves it on: a loop that never ends, checked to its deadline
+    exits = ["continue", "break"] if isinstance(loop, ast.For | ast.AsyncFor) else ["break"] if loop else []
     at, nl, unit = src.starts[stmt.lineno - 1], src.newline(), src.indent_unit()
-    for body in ["return None", *(["continue", "break"] if in_loop else [])]:
+    for body in ["return None", *exits]:
         yield site.fix(f"insert `if {test}: {body}` before line {stmt.lineno}",
                        Edit(at, at, f"{indent}if {test}:{nl}{indent}{unit}{body}{nl}"))
 

@@ -39,7 +39,7 @@ def bounds_guard(site: Site) -> Iterator[Fix]:
         if not isinstance(sub.ctx, ast.Load) or isinstance(sub.slice, ast.Slice | ast.Tuple):
             continue
         seq, index = site.src.segment(sub.value), sub.slice
-        value = index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
+        value = _int(index)
         if value is None and not isinstance(index, ast.Name | ast.Attribute | ast.BinOp):
             continue
         bounds = [seq, f"len({seq}) > 0"] if value in (0, -1) else [
@@ -50,6 +50,14 @@ def bounds_guard(site: Site) -> Iterator[Fix]:
                 for bound in bounds:
                     yield site.fix(f"`{site.src.segment(test)}` → `{bound} and …`", Edit(start, start, f"{bound} and "))
         yield from _guard_before(site, f"not {seq}" if value in (0, -1) else _negate(bounds[0]))
+
+
+def _int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and (v := _int(node.operand)) is not None:
+        return -v
+    return None
 
 
 def _tests(site: Site) -> list[ast.expr]:

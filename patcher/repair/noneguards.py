@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from patcher.repair.edits import Edit, Source
-from patcher.repair.site import Fix, Func, Site, is_test_path
+from patcher.repair.site import Fix, Func, Site, innermost, is_test_path
 
 _NONE = re.compile(r"\bNone(?:Type)?\b")
 _EMPTY_VALUE = re.compile(r": (?:''|\"\")$|\(char 0\)$|ConversionSyntax")
@@ -45,7 +45,10 @@ def _guard(site: Site, kind: str | None) -> Iterator[Fix]:
     if src.offset(stmt.lineno, stmt.col_offset) != src.starts[stmt.lineno - 1] + len(indent):
         return  # shares its line with a header (`if x: y.z()`): no room for a guard
     bound = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    bodies = ["return None", *(["return 0"] if site.exc_type == "ZeroDivisionError" else []), "continue"]
+    loop = innermost(func, stmt.lineno, ast.For | ast.AsyncFor | ast.While)
+    # `continue` in a `while` usually skips what moves it on: a loop that never ends, checked to its deadline
+    bodies = ["return None", *(["return 0"] if site.exc_type == "ZeroDivisionError" else []),
+              *(["continue"] if not isinstance(loop, ast.While) else [])]
     nl, unit = src.newline(), src.indent_unit()
     at = src.starts[stmt.lineno - 1]
     for subject in _subjects(site, kind, stmt, bound):

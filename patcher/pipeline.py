@@ -67,7 +67,8 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     """The whole job. Raising `cancel` stops it within moments (boxes killed, model call abandoned, reason
     cancelled); `on_event` also gets every trace event (the server's shared event log)."""
     model = spec.model
-    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
+    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else []),
+                     *spec.clone.access.secrets()]
     trace = open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
@@ -90,8 +91,11 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     if isinstance(job, JobResult):
         return job
     p = engine.propose(job, Run(trace, progress, stopper))
+    trace.emit("engines", engine=p.engine, engines=p.spend)
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
-                  files_changed=p.verification.files_changed if p.verification else [], warnings=p.warnings,
+                  engine=p.engine, engines=p.spend,
+                  files_changed=p.verification.files_changed if p.verification else [],
+                  warnings=list(dict.fromkeys([*p.warnings, *(p.verification.warnings if p.verification else [])])),
                   verification=p.verification.as_json() if p.verification else None,
                   provenance=provenance(job, spec.repo, spec.ref, settings.test_command, p.verification, p.diff)
                   if p.verification else None)
@@ -121,7 +125,8 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     """`patcher verify` (and a server's re-verification on a new base): the same baseline and verification
     as a job, on a diff from elsewhere; no engine runs."""
     stopper = Stopper(cancel)
-    trace = open_trace(trace_dir, "verify-", None, on_event)
+    clone = clone or CloneLimits()
+    trace = open_trace(trace_dir, "verify-", Redactor(clone.access.secrets()), on_event)
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
 
     def check(held: Held) -> JobResult:
@@ -141,7 +146,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         progress("verifying the diff in a fresh container")
         ver = verify_job(job, diff, trace)
         return finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
-                      verification=ver.as_json(),
+                      verification=ver.as_json(), warnings=ver.warnings,
                       provenance=provenance(job, repo, ref, settings.test_command, ver, diff))
 
     return _guarded(trace, check, stopper)

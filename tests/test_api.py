@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ALICE = "alice-3f9a1c0d5e7b2a4c6e8f"
 BOB = "bob-9b8a7c6d5e4f3a2b1c0d"
 CONTRACT = {"run_id", "status", "reason", "message", "diff", "diff_sha256", "base_commit", "files_changed",
-            "verification", "agent", "attempts", "warnings", "trace", "provenance"}
+            "verification", "agent", "attempts", "warnings", "trace", "provenance", "engine", "engines"}
 REPRO = "python -m pytest -q tests/test_pagination.py"
 HOSTILE = "Fixed the bound. <script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 

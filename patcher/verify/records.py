@@ -11,6 +11,15 @@ from patcher.verify.testruns import TestRun
 NO_TESTS_COLLECTED = 5
 
 
+class Refused(Exception):
+    """The diff is not verified, for `reason`: the one exception the verification steps raise, caught once in
+    check.verify(). What the steps found so far stays in their Findings."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason, self.message = reason, message
+
+
 @dataclass
 class Baseline:
     repro: TestRun | None
@@ -29,9 +38,72 @@ class Baseline:
         return frozenset(t.split("::")[0] for t in self.suite.passed | self.suite.failed if ".py" in t)
 
     @property
+    def doctest_files(self) -> frozenset[str]:
+        """Source modules the base suite collected only for their doctests: their code may change, their
+        doctest examples may not (verify/doctests.py)."""
+        stream = self.suite.stream
+        if stream is None:
+            return frozenset()
+        ran = stream.passed | stream.failed | stream.skipped  # a skipped test function is a test too
+        by_file: dict[str, set[str]] = {}
+        for t in ran:
+            by_file.setdefault(t.split("::")[0], set()).add(t)
+        return frozenset(f for f, tests in by_file.items() if f.endswith(".py") and tests <= stream.doctests)
+
+    @property
     def suite_usable(self) -> bool:
         """Whether the suite's result on the base is known (pytest's "no tests collected" counts: none to keep)."""
         return self.suite.reported or (self.suite.exit_code == NO_TESTS_COLLECTED and not self.suite.timed_out)
+
+
+@dataclass
+class Findings:
+    """What the verification steps found, filled in as they run (check.py); the verdict carries it out."""
+
+    reproduction: dict[str, Any]
+    """The reproduction's command and its outcome before and after the diff."""
+    files_changed: list[str] = field(default_factory=list)
+    """The files the diff changes, as git applied them (the text's names until git has applied it)."""
+    fail_to_pass: list[str] = field(default_factory=list)
+    """Tests that failed on the base and pass with the diff."""
+    pass_to_pass: dict[str, Any] = field(default_factory=lambda: {"total": 0, "regressions": []})
+    """How many tests that passed on the base still pass, and which do not."""
+    flaky: list[str] = field(default_factory=list)
+    """Tests (or commands) that passed, then failed: never a pass."""
+    runs: list[tuple[str, TestRun]] = field(default_factory=list)
+    """Every test run, by name, in order."""
+    suspicious: list[str] = field(default_factory=list)
+    """Quoted added lines that probe the test environment (reason suspicious_diff)."""
+    judge: SecondJudge | None = None
+    """What the second judge (outside pytest) and the perturbed reproductions found; None when not reached."""
+    hints: list[str] = field(default_factory=list)
+    """Review hints on the diff that do not decide the verdict (verify/hints.py)."""
+
+    def verdict(self, status: str, reason: Reason, message: str, duration_s: float) -> Verification:
+        return Verification(status, reason, message, self.reproduction, self.files_changed, self.fail_to_pass,
+                            self.pass_to_pass, self.flaky, duration_s, self.runs, self.suspicious, self.judge,
+                            self.hints)
+
+
+@dataclass
+class SecondJudge:
+    """The fail-to-pass tests as the image's own runner judged them (verify/twice.py)."""
+
+    judged_twice: list[str] = field(default_factory=list)
+    """Tests both judges ran, and both passed with the diff."""
+    judged_once: list[dict[str, str]] = field(default_factory=list)
+    """Tests only pytest judged ({"test", "why"}): never counted as agreeing."""
+    disagreed: list[dict[str, str]] = field(default_factory=list)
+    """Tests pytest passed and the second judge did not ({"test", "pytest", "second_judge"})."""
+    variants: dict[str, Any] = field(default_factory=dict)
+    """The perturbed reproductions: how many were tried, how many crash the base, the ones the fix still crashes."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user should know that is not a refusal (e.g. no fail-to-pass test could be judged twice)."""
+    duration_s: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"judged_twice": self.judged_twice, "judged_once": self.judged_once, "disagreed": self.disagreed,
+                "variants": self.variants, "duration_s": round(self.duration_s, 3)}
 
 
 @dataclass
@@ -48,10 +120,21 @@ class Verification:
     runs: list[tuple[str, TestRun]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)
     """Quoted added lines that probe the test environment (reason suspicious_diff)."""
+    judge: SecondJudge | None = None
+    hints: list[str] = field(default_factory=list)
+    """Review hints on the diff that do not decide the verdict (verify/hints.py)."""
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the result's `warnings` gets from verification: the second judge's notes, then the hints."""
+        return list(dict.fromkeys([*(self.judge.warnings if self.judge else []), *self.hints]))
 
     def as_json(self) -> dict[str, Any]:
         out = {"reproduction": self.reproduction, "fail_to_pass": self.fail_to_pass,
                "pass_to_pass": self.pass_to_pass, "flaky": self.flaky, "duration_s": round(self.duration_s, 3)}
         if self.suspicious:
             out["suspicious_lines"] = self.suspicious
+        if self.judge is not None:
+            out["judged_once"] = [j["test"] for j in self.judge.judged_once]
+            out["second_judge"] = self.judge.as_json()
         return out

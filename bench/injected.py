@@ -36,8 +36,11 @@ from patcher.repair.localize import ochiai, rank_of
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+TABULATE_SUITE = ("python -m pytest -q test/test_input.py test/test_output.py test/test_internal.py test/test_api.py "
+                  "test/test_regression.py test/test_textwrapper.py")
+"""tabulate's suite without its CLI tests, which start subprocesses that outlive the box's deadline."""
 LIBS = {"inflection": "inflection==0.5.1", "toolz": "toolz==0.12.1", "more_itertools": "more-itertools==10.2.0",
-        "idna": "idna==3.7"}
+        "idna": "idna==3.7", "tabulate": "tabulate==0.9.0"}
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,10 @@ class Bug:
     """The upstream text (must occur once in the file)."""
     new: str
     kind: str
+    test: str | None = None
+    """The failing test to reproduce with (else the first that fails; some fail only in a subprocess)."""
+    suite: str | None = None
+    """The suite to pass (else patcher's default, the whole of `python -m pytest -q`)."""
 
 
 BUGS = [
@@ -92,6 +99,18 @@ BUGS = [
         "if label[0] == '-' and label[-1] == '-':", "operator"),
     Bug("inflection", "inflection/__init__.py", 'return "{}{}".format(number, ordinal(number))',
         'return "{}{}".format(ordinal(number), number)', "swapped arguments"),
+    # issue 28: the kinds the templates lacked, on a library the list did not use yet
+    Bug("tabulate", "tabulate/__init__.py", '    index = None\n    if hasattr(tabular_data, "keys")',
+        '    if hasattr(tabular_data, "keys")', "missing initialisation",
+        "test/test_input.py::test_iterable_of_iterables", TABULATE_SUITE),
+    Bug("tabulate", "tabulate/__init__.py", "if chunks and self._len(chunks[-1]) > width:",
+        "if self._len(chunks[-1]) > width:", "missing bounds condition", None, TABULATE_SUITE),
+    Bug("tabulate", "tabulate/__init__.py", 'tablefmt = _table_formats.get(tablefmt, _table_formats["simple"])',
+        'tablefmt = _table_formats.get(tablefmt, _table_formats["simpel"])', "wrong key",
+        "test/test_input.py::test_iterable_of_iterables", TABULATE_SUITE),
+    Bug("tabulate", "tabulate/__init__.py", "rowaligns = _expand_iterable(rowalign, len(rows), ra_default)",
+        "rowaligns = _expand_iterable(len(rows), rowalign, ra_default)", "swapped arguments, crash later",
+        "test/test_input.py::test_iterable_of_iterables", TABULATE_SUITE),
 ]
 
 
@@ -148,13 +167,14 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
     parsed = parse_traceback(base.stdout)
     if base.returncode != 1 or not parsed.failing_tests:
         return {"status": "no failing test"}
-    test = parsed.failing_tests[0]
+    test = bug.test or parsed.failing_tests[0]
     traceback = pytest(repo, test).stdout  # that test's own traceback (the suite's last one may be another's)
     line = true_line(pristine, bug)
     rank = localization_rank(repo, bug, line, set(parsed.failing_tests))
     started = time.monotonic()
     command = f"python -m pytest -q {shlex.quote(test)}"
     result = run_job(JobSpec(repo=str(repo), traceback=traceback, test_command=command, engine="offline",
+                             suite_command=bug.suite,
                              offline_budget_s=300, trace_dir=work / "runs",
                              sandbox=SandboxConfig(image=image, test_timeout_s=300)))
     seconds = time.monotonic() - started
@@ -163,8 +183,10 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
         subprocess.run(["git", "apply"], cwd=repo, input=result.diff, text=True, check=True)
         fixed, upstream = (repo / bug.path).read_text(), (pristine / bug.path).read_text()
         correct = same_code(fixed, upstream)
+    search = result.agent.search or {}
+    check_s = search.get("check_seconds")
     row = {"status": result.status, "reason": result.reason, "checks": result.agent.candidates_tried,
-           "seconds": round(seconds, 1), "rank": rank, "correct": correct,
+           "seconds": round(seconds, 1), "check_s": check_s, "rank": rank, "correct": correct,
            "template": result.message.split(" at ")[0].split("(")[-1] if result.status == "verified" else None}
     if correct is False or result.status == "error" or result.reason == "not_reproduced":
         row["detail"] = result.diff if correct is False else result.message  # to judge it by eye
@@ -226,10 +248,21 @@ def summarize(rows: list[dict[str, object]]) -> None:
     wrong = [r for r in tried if r["status"] == "verified" and not r["correct"]]
     ranks = [r["rank"] for r in tried if isinstance(r["rank"], int)]
     times = [r["seconds"] for r in fixed if isinstance(r["seconds"], float)]
+    checks = sum(r["checks"] for r in tried if isinstance(r.get("check_s"), float | int) and r["check_s"])
+    check_s = sum(r["check_s"] for r in tried if isinstance(r.get("check_s"), float | int) and r["check_s"])
+    kinds: dict[str, list[int]] = {}
+    for r in tried:
+        kinds.setdefault(str(r["kind"]), [0, 0, 0])[0] += 1
+        kinds[str(r["kind"])][1] += r in fixed
+        kinds[str(r["kind"])][2] += r in wrong
+    for kind, (n, ok, bad) in sorted(kinds.items()):
+        print(f"  {kind:<24} fixed {ok}/{n}  wrong {bad}")
     print(f"fixed correctly: {len(fixed)}/{len(tried)} bugs over {len({r['lib'] for r in tried})} libraries; "
           f"verified but wrong: {len(wrong)}; true line found by localization: {len(ranks)}/{len(tried)}, "
           f"median rank {statistics.median(ranks) if ranks else '-'}; "
-          f"median time to a fix {statistics.median(times) if times else '-'} s")
+          f"median time to a fix {statistics.median(times) if times else '-'} s; "
+          f"checks per second {checks / check_s if check_s else 0:.2f} ({checks} checks in {check_s:.1f} s, "
+          f"{1000 * check_s / checks if checks else 0:.0f} ms per check)")
 
 
 if __name__ == "__main__":

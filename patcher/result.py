@@ -51,7 +51,8 @@ class AgentSummary:
     candidates_tried: int = 0
     """Template candidates the offline engine checked against the reproduction."""
     search: dict[str, Any] | None = None
-    """The offline engine's search and its bounds: checks, check_limit, suite_runs, seconds, time_budget_s,
+    """The offline engine's search and its bounds: checks, check_limit, suite_runs, warm_runs, check_seconds,
+    seconds, time_budget_s,
     stopped (found | exhausted | candidate_limit | time_budget), generated, refused (suppressing candidates)."""
 
 

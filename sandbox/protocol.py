@@ -103,6 +103,15 @@ class ReadReportRequest:
 
 
 @dataclass(frozen=True)
+class CheckRequest:
+    """Run a pytest command in a process forked from a warm interpreter (sandbox/forks.py). Host only: a
+    fix candidate's check, cheaper than `run_test` and with weaker evidence (unsigned per-test outcomes in
+    data["passed"] and data["failed"]); never used to verify."""
+
+    command: str
+
+
+@dataclass(frozen=True)
 class PingRequest:
     pass
 
@@ -123,6 +132,7 @@ Request = (
     | ReadReportRequest
     | PingRequest
     | ModulesRequest
+    | CheckRequest
 )
 
 REQUEST_TYPES: dict[str, type] = {
@@ -136,6 +146,7 @@ REQUEST_TYPES: dict[str, type] = {
     "read_report": ReadReportRequest,
     "ping": PingRequest,
     "modules": ModulesRequest,
+    "check": CheckRequest,
 }
 TOOL_NAMES: dict[type, str] = {v: k for k, v in REQUEST_TYPES.items()}
 MODEL_TOOLS = ("read_file", "search_code", "git_diff", "write_file", "edit_file", "run_test")

@@ -23,6 +23,9 @@ from sandbox.protocol import ToolResult, check_command
 
 SWEEP_SECONDS = 5.0
 EXIT_GRACE_S = 0.2
+KEEP: set[int] = set()
+"""Processes the sweep spares: the warm parents of candidate checks (sandbox/forks.py), which run no
+repository code themselves; their forked children are swept like any test."""
 
 
 class HeadTail:
@@ -171,7 +174,7 @@ def reap() -> None:
 def _others_of_uid(uid: int) -> list[int]:
     me = os.getpid()
     return [p.pid for p in processes()
-            if p.pid not in (me, 1) and not p.zombie and uid in (p.uids[:1] + p.uids[2:3])]
+            if p.pid not in (me, 1, *KEEP) and not p.zombie and uid in (p.uids[:1] + p.uids[2:3])]
 
 
 def sweep(mode: str) -> bool:
@@ -179,13 +182,13 @@ def sweep(mode: str) -> bool:
     end = time.monotonic() + SWEEP_SECONDS
     uid = os.getuid()
     while True:
-        left = descendants(os.getpid()) if mode == "group" else _others_of_uid(uid)
+        left = [p for p in descendants(os.getpid()) if p not in KEEP] if mode == "group" else _others_of_uid(uid)
         if not left:
             reap()
             return True
         if time.monotonic() > end:
             return False
-        targets = left if mode == "group" else [-1]
+        targets = left if mode == "group" or KEEP else [-1]  # kill(-1) would take the warm parents too
         for pid in targets:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)

@@ -17,12 +17,13 @@ from collections.abc import Callable
 from types import SimpleNamespace as Namespace
 from typing import Any, BinaryIO
 
-from sandbox import judging, runner, tools
+from sandbox import forks, judging, runner, tools
 from sandbox.paths import ToolError
 from sandbox.protocol import (
     DEFAULT_ALLOWLIST,
     REPORT_DIR,
     TOOL_NAMES,
+    CheckRequest,
     EditFileRequest,
     GitDiffRequest,
     JudgeRequest,
@@ -52,6 +53,10 @@ def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> To
                            evidence=req.evidence is True)
 
 
+def _check(ctx: tools.Context, req: CheckRequest, deadline_at: float) -> ToolResult:
+    return forks.check(req.command, ctx.allow, ctx.repo, ctx.sweep, deadline_at)
+
+
 def _judge(ctx: tools.Context, req: JudgeRequest, deadline_at: float) -> ToolResult:
     return judging.judge(req.job, ctx.repo, ctx.sweep, deadline_at)
 
@@ -78,6 +83,7 @@ HANDLERS: dict[type, Handler] = {
     ReadReportRequest: tools.read_report,
     PingRequest: _ping,
     ModulesRequest: _modules,
+    CheckRequest: _check,
 }
 
 

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Protocol
 
 from patcher.intake import ExceptionInfo, Frame, ParsedTraceback, map_frames
+from patcher.repair.dataflow import feeding_lines
 from patcher.repair.dead import makes_dead_branch
 from patcher.repair.edits import git_diff
+from patcher.repair.guards import bounds_guard, unbound_init, wrong_key
 from patcher.repair.names import wrong_name
 from patcher.repair.noneguards import empty_guard, missing_return, none_guard
 from patcher.repair.patterns import constant, other_name, relational, swap_operands, widen_except
@@ -38,6 +40,8 @@ __all__ = ["TEMPLATES", "Candidate", "Stats", "candidates", "is_test_path"]
 
 TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
     ("name", wrong_name),
+    ("unbound_init", unbound_init),
+    ("wrong_key", wrong_key),
     ("dict_get", dict_get),
     ("missing_return", missing_return),
     ("none_guard", none_guard),
@@ -46,6 +50,7 @@ TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
     ("operator", operator_swap),
     ("swap_args", swap_args),
     ("empty_guard", empty_guard),
+    ("bounds_guard", bounds_guard),
     ("swap_operands", swap_operands),
     ("widen_except", widen_except),
     ("relational", relational),
@@ -127,7 +132,7 @@ def candidates(
         parsed = map_frames(parsed, view.files)  # once: the sites, the crash line and the raise read it
         stream = _generate(view, parsed, stats, suspects)
         if suspects:
-            stream = _ranked(stream, suspects, limit * POOL, _crash_line(parsed))
+            stream = _ranked(stream, suspects, limit * POOL, _crash_lines(parsed, view))
         for candidate in stream:
             stats.generated += 1
             stats.seconds += time.perf_counter() - (clock or 0.0)
@@ -154,16 +159,18 @@ def _generate(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: S
 
 
 def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int,
-            crash: tuple[str, int] | None = None) -> Iterator[Candidate]:
+            crash: tuple[str, list[int]] | None = None) -> Iterator[Candidate]:
     """Localization score × pattern prior, best first; ties go to the line ranked first (the ranking has
     broken its own ties: a called function's line may tie with its caller's), then to generation order
     (which also ranks lines the coverage run never saw, such as a traceback frame's neighbour). The line
     that raised (the innermost repository frame outside the tests) ranks as the top line, ahead of its
     ties: coverage spectra favour what only the failing test runs (its callers), the traceback names
-    where it broke."""
+    where it broke. So do the lines that compute the values the raising line reads (repair/dataflow.py):
+    the bad value is often made a few statements before it is used."""
     place = {(s.path, s.line): (s.score, i) for i, s in enumerate(suspects)}
     if crash is not None and suspects:
-        place[crash] = (max(s.score for s in suspects), -1)
+        for line in crash[1]:
+            place[(crash[0], line)] = (max(s.score for s in suspects), -1)
     unseen = (0.0, len(suspects))
     found = [c for _, c in zip(range(pool), stream, strict=False)]
     keyed = [(-score * PRIOR[c.template], at, i) for i, c in enumerate(found)
@@ -171,10 +178,12 @@ def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int,
     return iter([found[i] for *_, i in sorted(keyed)])
 
 
-def _crash_line(parsed: ParsedTraceback) -> tuple[str, int] | None:
+def _crash_lines(parsed: ParsedTraceback, view: RepoView) -> tuple[str, list[int]] | None:
+    """The line that raised (innermost repo frame outside the tests) and the lines that feed it."""
     frames, _ = _repo_frames(parsed)
     if frames and frames[0].repo_path and not is_test_path(frames[0].repo_path):
-        return frames[0].repo_path, frames[0].line
+        src = view.source(frames[0].repo_path)
+        return frames[0].repo_path, [frames[0].line, *(feeding_lines(src, frames[0].line) if src else [])]
     return None
 
 
@@ -219,7 +228,7 @@ def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequ
            ) -> Iterator[Site]:
     frames, exc = _repo_frames(parsed)
     done: set[tuple[str, int]] = set()
-    for frame in frames:
+    for n, frame in enumerate(frames):
         assert frame.repo_path is not None
         src = view.source(frame.repo_path)
         if (frame.repo_path, frame.line) in done or src is None or not 1 <= frame.line <= src.line_count:
@@ -227,7 +236,8 @@ def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequ
         stats.frames += 1
         func = innermost(src.tree, frame.line, ast.FunctionDef | ast.AsyncFunctionDef)
         lo, hi = (func.lineno, func.end_lineno or func.lineno) if func else (1, src.line_count)  # type: ignore[attr-defined]
-        for line in (frame.line + d for d in NEIGHBOURS):
+        feeding = feeding_lines(src, frame.line) if n == 0 else []
+        for line in (frame.line, *feeding, *(frame.line + d for d in NEIGHBOURS[1:])):
             if lo <= line <= hi and (src.path, line) not in done:
                 done.add((src.path, line))
                 stats.sites += 1

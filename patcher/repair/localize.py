@@ -44,8 +44,10 @@ def coverage_command(command: str, out: str) -> str | None:
     return shlex.join(["python", "-c", boot, out, "--", *args])
 
 
-def measure(box: Sandbox, command: str, deadline_s: float, failing: set[str]) -> list[Suspect]:
-    """Ochiai ranking from one run of `command` with coverage; [] when it cannot be measured."""
+def measure(box: Sandbox, command: str, deadline_s: float, failing: set[str],
+            runs: list[dict[str, object]] | None = None) -> list[Suspect]:
+    """Ochiai ranking from one run of `command` with coverage; [] when it cannot be measured. The
+    per-test records (id, outcome, lines by file) are appended to `runs` when it is given."""
     name = f"linecov-{secrets.token_hex(4)}.json"
     wrapped = coverage_command(command, f"{box.report_dir}/{name}")
     if wrapped is None:
@@ -60,7 +62,10 @@ def measure(box: Sandbox, command: str, deadline_s: float, failing: set[str]) ->
         tests = json.loads(got.output)["tests"]
     except (ValueError, KeyError, TypeError):
         return []
-    return ochiai(tests if isinstance(tests, list) else [], failing)
+    tests = tests if isinstance(tests, list) else []
+    if runs is not None:
+        runs.extend(t for t in tests if isinstance(t, dict))
+    return ochiai(tests, failing)
 
 
 def ochiai(tests: list[dict[str, object]], failing: set[str]) -> list[Suspect]:

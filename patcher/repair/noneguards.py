@@ -13,9 +13,13 @@ import re
 from collections.abc import Iterator
 
 from patcher.repair.edits import Edit, Source
-from patcher.repair.site import Fix, Func, Site, is_test_path
+from patcher.repair.site import Fix, Func, Site, innermost, is_test_path
 
 _NONE = re.compile(r"\bNone(?:Type)?\b")
+_EMPTY_VALUE = re.compile(r": (?:''|\"\")$|\(char 0\)$|ConversionSyntax")
+"""A conversion of an empty string: `int('')`, `float('')`, `json.loads('')`, `Decimal('')`."""
+_CONVERSIONS = {"int", "float", "complex", "Decimal", "Fraction", "loads", "fromisoformat", "strptime",
+                "parse", "date", "datetime", "time", "ip_address", "UUID"}
 _MAX_SUBJECTS = 4
 _MAX_DEFS = 5
 
@@ -26,7 +30,8 @@ def none_guard(site: Site) -> Iterator[Fix]:
 
 
 def empty_guard(site: Site) -> Iterator[Fix]:
-    """For a ZeroDivisionError, IndexError, or ValueError on an empty sequence: `if not x: return None`."""
+    """For a ZeroDivisionError, IndexError, or ValueError on an empty sequence or an empty string given to a
+    conversion (`int('')`): `if not x: return None`."""
     yield from _guard(site, "empty" if _kind(site) == "empty" else None)
 
 
@@ -40,7 +45,10 @@ def _guard(site: Site, kind: str | None) -> Iterator[Fix]:
     if src.offset(stmt.lineno, stmt.col_offset) != src.starts[stmt.lineno - 1] + len(indent):
         return  # shares its line with a header (`if x: y.z()`): no room for a guard
     bound = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    bodies = ["return None", *(["return 0"] if site.exc_type == "ZeroDivisionError" else []), "continue"]
+    loop = innermost(func, stmt.lineno, ast.For | ast.AsyncFor | ast.While)
+    # `continue` in a `while` usually skips what moves it on: a loop that never ends, checked to its deadline
+    bodies = ["return None", *(["return 0"] if site.exc_type == "ZeroDivisionError" else []),
+              *(["continue"] if not isinstance(loop, ast.While) else [])]
     nl, unit = src.newline(), src.indent_unit()
     at = src.starts[stmt.lineno - 1]
     for subject in _subjects(site, kind, stmt, bound):
@@ -54,7 +62,8 @@ def _kind(site: Site) -> str | None:
     if site.exc_type in ("TypeError", "AttributeError") and "NoneType" in site.message:
         return "none"
     if site.exc_type in ("ZeroDivisionError", "IndexError") or (
-        site.exc_type == "ValueError" and "empty" in site.message
+        site.exc_type in ("ValueError", "JSONDecodeError", "InvalidOperation")
+        and ("empty" in site.message or _EMPTY_VALUE.search(site.message))
     ):
         return "empty"
     return None
@@ -85,7 +94,7 @@ def _subjects(site: Site, kind: str, stmt: ast.stmt, bound: set[str]) -> list[st
             first += divisor.args if isinstance(divisor, ast.Call) and _called(divisor) == "len" else [divisor]
         elif isinstance(node, ast.Subscript) and site.exc_type == "IndexError":
             first.append(node.value)
-        elif isinstance(node, ast.Call) and _called(node) in ("min", "max") and node.args:
+        elif isinstance(node, ast.Call) and _called(node) in ("min", "max", *_CONVERSIONS) and node.args:
             first.append(node.args[0])
     texts = [site.src.segment(n) for n in [*first, *rest] if _plain(n) and _root(n) not in bound]
     return [t for t in dict.fromkeys(texts) if t not in ("None", "True", "False")][:_MAX_SUBJECTS]

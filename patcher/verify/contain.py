@@ -61,10 +61,11 @@ def derived(suite_run: TestRun, repro: str, targets: list[str]) -> TestRun | Non
                    failed=failed, answered_by=suite_run.command)
 
 
-def narrowed(command: str, tests: set[str]) -> str | None:
-    """`command` run on `tests` (node ids) instead of its own targets, when that is narrower; else None."""
+def narrowed(command: str, tests: set[str], limit: int = MAX_NODES) -> str | None:
+    """`command` run on `tests` (node ids, at most `limit`) instead of its own targets, when that is
+    narrower; else None."""
     parsed = _pytest(command)
-    if parsed is None or not tests or len(tests) > MAX_NODES or not all("::" in t for t in tests):
+    if parsed is None or not tests or len(tests) > limit or not all("::" in t for t in tests):
         return None
     prefix, opts, targets = parsed
     if set(targets) == tests or (targets and not all(any(_names(target, t) for target in targets) for t in tests)):

@@ -19,14 +19,13 @@ from patcher.job import Job
 from patcher.model import LLM, ModelConfig, OpenAIModel
 from patcher.repair import engine as templates
 from patcher.repair import localize
-from patcher.repair.site import is_test_path
 from patcher.repair.suppress import diff_warnings
 from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
 from patcher.steps import Progress, verify_job
 from patcher.stopper import Stopper
 from patcher.trace import Trace
-from patcher.verify import Verification
+from patcher.verify import Verification, is_test_or_config
 
 AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0
@@ -174,7 +173,7 @@ def _localize(job: Job) -> list[localize.Suspect]:
     its own: files the suite writes must not end up in the agent's diff. Only when the traceback's innermost
     repository frame is a test (a wrong value, not a crash): otherwise the traceback already points into
     the code, and a suite run under line tracing would cost more than the whole rest of the job."""
-    if job.repro is None or job.base.repro is None or (job.site and not is_test_path(job.site[0])):
+    if job.repro is None or job.base.repro is None or (job.site and not is_test_or_config(job.site[0])):
         return []
     deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
     with job.open_box(job.staged) as box:

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from patcher.intake import parse_traceback
-from patcher.repair import Candidate, Stats, candidates, is_test_path
+from patcher.repair import Candidate, Stats, candidates
+from patcher.verify import is_test_path
 
 from .helpers import git, make_repo
 

@@ -30,11 +30,12 @@ from patcher.repair.edits import git_diff
 from patcher.repair.names import wrong_name
 from patcher.repair.noneguards import empty_guard, missing_return, none_guard
 from patcher.repair.patterns import constant, other_name, relational, swap_operands, widen_except
-from patcher.repair.site import Fix, RepoView, Site, innermost, is_test_path
+from patcher.repair.site import Fix, RepoView, Site, innermost
 from patcher.repair.suppress import RaiseSite, raise_site, suppression
 from patcher.repair.templates import comparison, dict_get, off_by_one, operator_swap, swap_args
+from patcher.verify import is_test_or_config
 
-__all__ = ["TEMPLATES", "Candidate", "Stats", "candidates", "is_test_path"]
+__all__ = ["TEMPLATES", "Candidate", "Stats", "candidates"]
 
 TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
     ("name", wrong_name),
@@ -173,7 +174,7 @@ def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int,
 
 def _crash_line(parsed: ParsedTraceback) -> tuple[str, int] | None:
     frames, _ = _repo_frames(parsed)
-    if frames and frames[0].repo_path and not is_test_path(frames[0].repo_path):
+    if frames and frames[0].repo_path and not is_test_or_config(frames[0].repo_path):
         return frames[0].repo_path, frames[0].line
     return None
 
@@ -181,7 +182,7 @@ def _crash_line(parsed: ParsedTraceback) -> tuple[str, int] | None:
 def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats,
                raised: RaiseSite | None) -> Candidate | None:
     path = fix.src.path
-    if is_test_path(path):
+    if is_test_or_config(path):
         stats.test_files += 1
         return None
     new = fix.src.apply(list(fix.edits))
@@ -232,7 +233,8 @@ def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequ
                 done.add((src.path, line))
                 stats.sites += 1
                 yield Site(src, line, exc, view)
-    if frames and is_test_path(frames[0].repo_path or "") and (src := view.source(frames[0].repo_path or "")):
+    innermost_path = frames[0].repo_path or "" if frames else ""
+    if innermost_path and is_test_or_config(innermost_path) and (src := view.source(innermost_path)):
         yield from _callee_sites(Site(src, frames[0].line, exc, view), done, stats)
     for suspect in suspects[:MAX_SUSPECTS]:
         src = view.source(suspect.path)
@@ -248,7 +250,7 @@ def _callee_sites(test: Site, done: set[tuple[str, int]], stats: Stats) -> Itera
              for c in test.nodes(ast.Call) if isinstance(c.func, ast.Name | ast.Attribute)]
     for name in dict.fromkeys(names):
         for src, func in test.repo.defs(name):
-            if is_test_path(src.path) or not func.body:
+            if is_test_or_config(src.path) or not func.body:
                 continue
             first = func.body[0].lineno
             for line in range(first, min(func.end_lineno or first, first + MAX_CALLEE_LINES - 1) + 1):

@@ -3,7 +3,9 @@ policy, the patched reproduction and suite in fresh boxes, flaky reruns, the sig
 """
 
 from patcher.verify.check import apply_diff, run_baseline, verify
+from patcher.verify.policy import is_config_path, is_test_or_config, is_test_path
 from patcher.verify.records import Baseline, Verification
 from patcher.verify.testruns import TestRun, command_kind, run_tests
 
-__all__ = ["Baseline", "TestRun", "Verification", "apply_diff", "command_kind", "run_baseline", "run_tests", "verify"]
+__all__ = ["Baseline", "TestRun", "Verification", "apply_diff", "command_kind", "is_config_path", "is_test_or_config",
+           "is_test_path", "run_baseline", "run_tests", "verify"]

@@ -1,15 +1,15 @@
 """Environment images: a repo's dependencies installed once, in a setup step, and reused by later jobs.
 
-    detect(repo) -> EnvPlan      envplan.py: what to install, its key, the setup script
-    pip_settings(config)         pipconf.py: the host's pip settings and CA bundle for the container
+    detect(repo) -> EnvPlan      plan.py: what to install, its key, the setup script
+    pip_settings(config)         pip.py: the host's pip settings and CA bundle for the container
     ensure_env_image(...)        here: a cached image, or a setup container run and committed
-    list / prune                 envcache.py: last use in PATCHER_HOME/envs.json, LRU eviction
+    list / prune                 cache.py: last use in PATCHER_HOME/envs.json, LRU eviction
 
 The setup step is the only one that reaches out, and only to the package index: its container has no
 network (otherwise hardened: the sandbox uid, no capabilities, no-new-privileges, memory, pids and CPU
 limits, a deadline) and a Unix socket to the host's allowlisting proxy (egress.py), which lets through
 the configured index hosts only. It gets the repo at /workspace/repo (or only its dependency files, see
-envplan.py) plus the host's CA bundle and pip settings (index credentials stay on the host), installs
+plan.py) plus the host's CA bundle and pip settings (index credentials stay on the host), installs
 into a venv at /opt/patcher-env (with system site packages, so the image's pytest stays) and is committed
 as `patcher-env:<hash12>`; the hash covers the dependency files, the setup command, the base image id and
 RECIPE. The repo copy and the settings are deleted before the commit. Jobs copy their repo to the same

@@ -15,17 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from patcher.agent import Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
-from patcher.job import Job
 from patcher.model import LLM, ModelConfig, OpenAIModel
-from patcher.repair import engine as templates
-from patcher.repair import localize
-from patcher.repair.suppress import diff_warnings
+from patcher.repair import Suspect, TemplateSearch, coverage_ranking, diff_warnings, search_templates
 from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
 from patcher.steps import Progress, verify_job
 from patcher.stopper import Stopper
 from patcher.trace import Trace
-from patcher.verify import Verification, is_test_or_config
+from patcher.verify import Job, Verification, is_test_or_config
 
 AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0
@@ -54,7 +51,7 @@ class Proposal:
     verification: Verification | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    search: templates.OfflineResult | None = None
+    search: TemplateSearch | None = None
     """The template search, when one ran (its coverage ranking goes to the engine that comes next)."""
 
     @property
@@ -83,7 +80,7 @@ class TemplateEngine:
                             "pytest traceback naming the failing test)", AgentSummary(engine="offline"))
         run.progress("offline engine: trying fix templates against the reproduction")
         with job.open_box(job.staged) as box:
-            found = templates.search(job, box, self.limit, self.budget_s, self.share_s)
+            found = search_templates(job, box, self.limit, self.budget_s, self.share_s)
         run.trace.emit("offline", tried=found.tried, generated=found.generated, stopped=found.stopped,
                        seconds=round(found.seconds, 3), template=found.candidate.template if found.candidate else None)
         summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried,
@@ -168,7 +165,7 @@ def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, 
         outcome = agent.resume(verdict_note(ver, len(attempts), allowed))
 
 
-def _localize(job: Job) -> list[localize.Suspect]:
+def _localize(job: Job) -> list[Suspect]:
     """The coverage ranking for the agent's task text (the template engine measures its own), in a box of
     its own: files the suite writes must not end up in the agent's diff. Only when the traceback's innermost
     repository frame is a test (a wrong value, not a crash): otherwise the traceback already points into
@@ -177,10 +174,10 @@ def _localize(job: Job) -> list[localize.Suspect]:
         return []
     deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
     with job.open_box(job.staged) as box:
-        return localize.measure(box, job.suite_command, deadline, job.base.repro.failed)
+        return coverage_ranking(box, job.suite_command, deadline, job.base.repro.failed)
 
 
-def _summary(outcome: AgentResult, prior: templates.OfflineResult | None) -> AgentSummary:
+def _summary(outcome: AgentResult, prior: TemplateSearch | None) -> AgentSummary:
     tried = prior.tried if prior else 0
     return AgentSummary(rounds=outcome.rounds, tool_calls=outcome.tool_calls, stop=outcome.reason,
                         tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd,

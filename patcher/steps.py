@@ -14,13 +14,12 @@ from patcher.agent import reproduction_command
 from patcher.config import SandboxConfig, patcher_home
 from patcher.env import EnvConfig, ensure_env_image
 from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, effective, map_frames
-from patcher.job import Job
 from patcher.result import JobResult, Reason, empty_verification, exit_code_for, status_for
 from patcher.review import base_provenance, with_result
 from patcher.sandbox import BoxPool, DockerBoxes, docker_client, reap, require_image
 from patcher.stopper import Stopper
 from patcher.trace import Redactor, Trace
-from patcher.verify import Baseline, TestRun, Verification, run_baseline, verify
+from patcher.verify import Baseline, Job, TestRun, Verification, run_baseline, verify
 
 Progress = Callable[[str], None]
 

@@ -15,9 +15,8 @@ import pytest
 
 from patcher.config import SandboxConfig
 from patcher.intake import StagedRepo, stage_repo
-from patcher.job import Job
 from patcher.sandbox import DockerSandbox, docker_client
-from patcher.verify import Baseline, Verification, run_baseline, verify
+from patcher.verify import Baseline, Job, Verification, run_baseline, verify
 from tests import cheats as c
 from tests.helpers import make_repo
 

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from patcher.intake import stage_repo
-from patcher.job import Job
 from patcher.sandbox import LocalSandbox
-from patcher.verify import TestRun, run_baseline, verify
+from patcher.verify import Job, TestRun, run_baseline, verify
 from patcher.verify.contain import derived, narrowed, targets_in
 from patcher.verify.evidence import Stream
 from tests import cheats as c

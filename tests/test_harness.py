@@ -9,10 +9,9 @@ import pytest
 
 from patcher.config import SandboxConfig
 from patcher.intake import StagedRepo, stage_repo
-from patcher.job import Job
 from patcher.pipeline import verify_patch
 from patcher.sandbox import DockerSandbox, docker_client
-from patcher.verify import run_baseline, run_tests, verify
+from patcher.verify import Job, run_baseline, run_tests, verify
 from tests import cheats as c
 from tests.helpers import make_repo
 

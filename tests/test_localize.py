@@ -106,9 +106,9 @@ def test_an_assertion_only_failure_is_fixed_at_the_line_coverage_points_to(sandb
 def test_the_agent_is_told_the_top_lines_with_their_scores(tmp_path: Path) -> None:
     from patcher.agent import task_text
     from patcher.intake import StagedRepo
-    from patcher.job import Job
     from patcher.repair.localize import Suspect
     from patcher.sandbox import LocalSandbox
+    from patcher.verify import Job
 
     repo = make_repo(tmp_path / "cart", CART)
     text = failing_traceback(repo)

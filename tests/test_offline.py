@@ -13,12 +13,11 @@ import pytest
 from patcher.agent import reproduction_command
 from patcher.config import DEFAULT_SUITE, SandboxConfig
 from patcher.intake import map_frames, parse_traceback, stage_repo
-from patcher.job import Job
 from patcher.pipeline import JobSpec, run_job
-from patcher.repair import engine as templates
+from patcher.repair import search_templates
 from patcher.sandbox import LocalSandbox
 from patcher.testing import ScriptedModelServer, reply
-from patcher.verify import run_baseline
+from patcher.verify import Job, run_baseline
 from tests.helpers import git
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
@@ -129,8 +128,8 @@ def test_auto_sizes_its_share_of_checks_from_the_measured_time_of_one(tmp_path: 
               parsed=parsed, traceback=traceback)
     job = job.with_baseline(run_baseline(job))
     with LocalSandbox(staged) as box:
-        wide = templates.search(job, box, limit=12)
-        tight = templates.search(job, box, limit=12, share_s=0.001)  # no check fits: the floor
+        wide = search_templates(job, box, limit=12)
+        tight = search_templates(job, box, limit=12, share_s=0.001)  # no check fits: the floor
     staged.cleanup()
     assert (wide.search()["check_limit"], wide.stopped) == (12, "candidate_limit") and wide.tried == 12
     assert (tight.search()["check_limit"], tight.tried, tight.stopped) == (5, 5, "candidate_limit")

@@ -43,7 +43,7 @@ def coverage_command(command: str, out: str) -> str | None:
     return shlex.join(["python", "-c", boot, out, "--", *args])
 
 
-def measure(box: Sandbox, command: str, deadline_s: float, failing: set[str]) -> list[Suspect]:
+def coverage_ranking(box: Sandbox, command: str, deadline_s: float, failing: set[str]) -> list[Suspect]:
     """Ochiai ranking from one run of `command` with coverage; [] when it cannot be measured."""
     name = f"linecov-{secrets.token_hex(4)}.json"
     wrapped = coverage_command(command, f"{box.report_dir}/{name}")

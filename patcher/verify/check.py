@@ -19,10 +19,10 @@ from typing import Any
 
 from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
-from patcher.job import Job
 from patcher.result import Reason
 from patcher.sandbox import Sandbox
 from patcher.verify.contain import derived, targets_in
+from patcher.verify.job import Job
 from patcher.verify.policy import (
     NEW_TEST_FILE,
     check_diff,

@@ -12,7 +12,7 @@ from patcher.sandbox import OpenBox
 if TYPE_CHECKING:
     import docker
 
-    from patcher.verify import Baseline
+    from patcher.verify.records import Baseline
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The offline engine: template fix candidates (patcher/repair) tried against the reproduction in one box.
+"""The template search (the offline engine): fix candidates (repair/candidates.py) tried on the reproduction.
 
 No model and no tokens. First the suite runs once with line coverage per test (patcher/repair/localize.py), so
 candidates are tried on the top-ranked lines as well as the traceback's frames, best score × pattern
@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patcher.errors import SandboxError
-from patcher.job import Job
-from patcher.repair import Candidate, Stats, candidates, localize
+from patcher.repair.candidates import Candidate, Stats, candidates
+from patcher.repair.localize import Suspect, coverage_ranking
 from patcher.sandbox import Sandbox
-from patcher.verify import run_tests
-from patcher.verify.contain import narrowed
+from patcher.verify import Job, narrowed, run_tests
 from sandbox.protocol import WriteFileRequest
 
 MIN_DEADLINE_S = 10.0
@@ -35,7 +34,7 @@ MORE_CHECKS = 40
 
 
 @dataclass
-class OfflineResult:
+class TemplateSearch:
     candidate: Candidate | None
     tried: int
     generated: int
@@ -48,7 +47,7 @@ class OfflineResult:
     """Candidates never tried because they silence the reported exception or make a branch dead."""
     limit: int = 0
     budget_s: float = 0.0
-    suspects: list[localize.Suspect] = field(default_factory=list)
+    suspects: list[Suspect] = field(default_factory=list)
     """The coverage ranking (best first); empty when the suite could not be measured."""
     still_failing: list[str] = field(default_factory=list)
     """Tests that failed on the base and still fail with the candidate (none: it fixed them all)."""
@@ -78,8 +77,8 @@ class OfflineResult:
         return f"offline engine: {self.tried} candidate(s) tried in {self.seconds:.1f} s, none passed ({why})"
 
 
-def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
-           share_s: float | None = None) -> OfflineResult:
+def search_templates(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
+           share_s: float | None = None) -> TemplateSearch:
     """Try candidates in order until one passes, `limit` are tried or `budget_s` is spent. With `share_s`,
     the limit is also sized from the measured time of a check: about `share_s` seconds of them (auto mode,
     where the agent comes next), never fewer than MIN_SHARE_CHECKS."""
@@ -97,7 +96,7 @@ def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
     best: tuple[Candidate, set[str], int] | None = None
     suite_runs = [0]
     # coverage slows the suite a few times over; half the budget at most, the candidates need the rest
-    suspects = localize.measure(box, suite, min(budget_s / 2, max(30.0, 2 * check.suite_deadline_s)), base_run.failed)
+    suspects = coverage_ranking(box, suite, min(budget_s / 2, max(30.0, 2 * check.suite_deadline_s)), base_run.failed)
     for candidate in candidates(parsed, repo, limit, stats, suspects):
         if time.monotonic() - started > budget_s:
             stopped = "time_budget"
@@ -121,7 +120,7 @@ def search(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
         if stats.limit_reached:
             stopped = "candidate_limit"
     found, left, chosen = best or (None, set(), 0)
-    return OfflineResult(found, tried, stats.generated, time.monotonic() - started, "found" if found else stopped,
+    return TemplateSearch(found, tried, stats.generated, time.monotonic() - started, "found" if found else stopped,
                          suite_runs[0], stats.suppressing + stats.dead, limit, budget_s, suspects, sorted(left), chosen)
 
 

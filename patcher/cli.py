@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -25,9 +27,14 @@ app.add_typer(image_app, name="image")
 err = Console(stderr=True)
 
 
-def _fail(e: PatcherError) -> None:
-    err.print(f"patcher: {plain(str(e))}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(e.exit_code)
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """A PatcherError leaves as one line on stderr and its exit code (2 bad input, 3 environment, …)."""
+    try:
+        yield
+    except PatcherError as e:
+        err.print(f"patcher: {plain(str(e))}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(e.exit_code) from None
 
 
 def _read_input(path: str, what: str) -> str:
@@ -86,7 +93,7 @@ def fix(
     from patcher.model import ModelConfig
     from patcher.pipeline import JobSpec, run_job
 
-    try:
+    with _one_line_errors():
         if engine not in (None, "agent", "offline", "auto"):
             raise BadInput(f"--engine must be agent, offline or auto, not {engine!r}")
         text = _read_input(traceback, "traceback")
@@ -95,8 +102,6 @@ def fix(
         spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, suite_command=suite, model=config,
                        engine=engine, setup=setup, attempts=attempts,
                        limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
-    except PatcherError as e:
-        _fail(e)
     with err.status("starting", spinner="dots") as status:
         result = run_job(spec, progress=lambda phase: status.update(markup_safe(phase)))
     _emit(result, as_json, out)
@@ -115,11 +120,9 @@ def verify_cmd(
     """Re-verify a diff from scratch in fresh containers; exit 0 only when verified (for merge gates)."""
     from patcher.pipeline import verify_patch
 
-    try:
+    with _one_line_errors():
         diff = _read_input(patch, "patch")
         tb = _read_input(traceback, "traceback") if traceback else None
-    except PatcherError as e:
-        _fail(e)
     with err.status("verifying", spinner="dots") as status:
         result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
                               progress=lambda phase: status.update(markup_safe(phase)))
@@ -135,10 +138,8 @@ def trace(
     """Read a run's trace round by round (what went wrong, and when), or query traces with SQL."""
     from patcher.trace import trace_command
 
-    try:
+    with _one_line_errors():
         _out(trace_command(run_or_file, sql, as_json))
-    except PatcherError as e:
-        _fail(e)
 
 
 @app.command()
@@ -154,11 +155,9 @@ def replay(
     """Re-run a recorded run with its recorded model replies; exit 0 when the same tool calls and ending happen."""
     from patcher.replay import replay_command
 
-    try:
+    with _one_line_errors():
         tb = _read_input(traceback, "traceback") if traceback else None
         text, code = replay_command(trace_file, repo, tb, save_test)
-    except PatcherError as e:
-        _fail(e)
     _out(text)
     raise typer.Exit(code)
 
@@ -170,10 +169,8 @@ def image_build(base: Annotated[str | None, typer.Option("--base", help="Base im
     """Build the sandbox image (cached: a second build takes seconds)."""
     from patcher.env import build_image
 
-    try:
+    with _one_line_errors():
         tag = build_image(base, log=lambda m: err.print(m, markup=False, highlight=False))
-    except PatcherError as e:
-        _fail(e)
     typer.echo(tag)
 
 
@@ -183,10 +180,8 @@ def image_ls() -> None:
     from patcher.env import EnvConfig, list_env_images, table
     from patcher.sandbox import docker_client
 
-    try:
+    with _one_line_errors():
         client = docker_client()
-    except PatcherError as e:
-        _fail(e)
     typer.echo(table(list_env_images(client, EnvConfig())), nl=False)
 
 
@@ -199,10 +194,8 @@ def image_prune(
     from patcher.env import EnvConfig, prune
     from patcher.sandbox import docker_client
 
-    try:
+    with _one_line_errors():
         client = docker_client()
-    except PatcherError as e:
-        _fail(e)
     for tag in prune(client, EnvConfig(), max_gb=max_gb, remove_all=remove_all):
         typer.echo(f"removed {tag}")
 
@@ -250,12 +243,10 @@ def worker() -> None:
     from patcher.server import load_settings, preflight, run_worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
+    with _one_line_errors():
         settings = load_settings(worker=True)
         preflight(settings)
         run_worker(settings)
-    except PatcherError as e:
-        _fail(e)
 
 
 @app.command()
@@ -266,7 +257,5 @@ def serve(
     """Serve the HTTP API and the review pages; jobs run in a worker pool (settings: PATCHER_* env)."""
     from patcher.server import serve as run_server
 
-    try:
+    with _one_line_errors():
         run_server(host, port)
-    except PatcherError as e:
-        _fail(e)

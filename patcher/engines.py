@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from patcher.agent import Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
 from patcher.model import LLM, ModelConfig, OpenAIModel
+from patcher.prepare import Progress, verify_job
 from patcher.repair import Suspect, TemplateSearch, coverage_ranking, diff_warnings, search_templates
 from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
-from patcher.steps import Progress, verify_job
 from patcher.stopper import Stopper
 from patcher.trace import Trace
 from patcher.verify import Job, Verification, is_test_or_config
@@ -32,7 +32,7 @@ measured time of one, at most AUTO_LIMIT) and AUTO_BUDGET_S in all before the ag
 
 
 @dataclass(frozen=True)
-class Run:
+class EngineContext:
     """What an engine reports to and is stopped by while it works on one job."""
 
     trace: Trace
@@ -60,7 +60,7 @@ class Proposal:
 
 
 class Engine(Protocol):
-    def propose(self, job: Job, run: Run) -> Proposal: ...
+    def propose(self, job: Job, run: EngineContext) -> Proposal: ...
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class TemplateEngine:
         """Templates need a parsed traceback and a reproduction that failed on the base."""
         return job.parsed is not None and job.repro is not None and job.base.repro is not None
 
-    def propose(self, job: Job, run: Run) -> Proposal:
+    def propose(self, job: Job, run: EngineContext) -> Proposal:
         if not self.applies(job):
             return Proposal("not_reproduced", "the offline engine needs a reproduction: pass --test CMD (or a "
                             "pytest traceback naming the failing test)", AgentSummary(engine="offline"))
@@ -100,7 +100,7 @@ class AgentEngine:
     model: ModelConfig | None = None
     """Used when no `llm` is given (None: the environment's), read only when the agent is first needed."""
 
-    def propose(self, job: Job, run: Run, prior: Proposal | None = None) -> Proposal:
+    def propose(self, job: Job, run: EngineContext, prior: Proposal | None = None) -> Proposal:
         with contextlib.ExitStack() as own:
             llm = self.llm or own.enter_context(OpenAIModel(self.model or ModelConfig.from_env()))
             run.progress("agent at work in the sandbox")
@@ -134,14 +134,14 @@ class AutoEngine:
         """Templates within auto's share (the caller's limit and budget as caps), then `then`."""
         return cls(TemplateEngine(min(limit, AUTO_LIMIT), min(budget_s, AUTO_BUDGET_S), AUTO_SHARE_S), then)
 
-    def propose(self, job: Job, run: Run) -> Proposal:
+    def propose(self, job: Job, run: EngineContext) -> Proposal:
         tried = self.first.propose(job, run) if self.first.applies(job) else None
         if tried is not None and tried.verified:
             return tried
         return self.then.propose(job, run, tried)
 
 
-def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, run: Run, allowed: int
+def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, run: EngineContext, allowed: int
                     ) -> tuple[AgentResult, str, Verification | None, list[dict[str, Any]]]:
     """Verify the agent's diff; while rejected (and the agent finished on its own, within `allowed`
     verifications), tell it why and let it go on. A diff unchanged since the last verdict is not re-run."""

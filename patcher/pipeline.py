@@ -16,14 +16,14 @@ from patcher.engines import (
     AgentEngine,
     AutoEngine,
     Engine,
-    Run,
+    EngineContext,
     TemplateEngine,
 )
 from patcher.errors import BadInput, Cancelled, PatcherError
 from patcher.intake import CloneLimits, StagedRepo, parse_traceback, stage_repo
 from patcher.model import LLM, ModelConfig, price
+from patcher.prepare import Progress, Releasable, finish, open_trace, prepare, provenance, settings_for, verify_job
 from patcher.result import JobResult
-from patcher.steps import Held, Progress, finish, open_trace, prepare, provenance, settings_for, verify_job
 from patcher.stopper import Stopper
 from patcher.trace import Redactor, Trace
 
@@ -77,7 +77,7 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held, stopper), stopper)
 
 
-def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Held,
+def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Releasable,
          stopper: Stopper) -> JobResult:
     engine = _engine(spec, llm)
     progress("reading the traceback and the repository")
@@ -89,7 +89,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
                   trace, progress, held, settings.setup, stopper)
     if isinstance(job, JobResult):
         return job
-    p = engine.propose(job, Run(trace, progress, stopper))
+    p = engine.propose(job, EngineContext(trace, progress, stopper))
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
                   files_changed=p.verification.files_changed if p.verification else [], warnings=p.warnings,
                   verification=p.verification.as_json() if p.verification else None,
@@ -120,7 +120,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     trace = open_trace(trace_dir, "verify-")
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
 
-    def check(held: Held) -> JobResult:
+    def check(held: Releasable) -> JobResult:
         parsed = parse_traceback(traceback) if traceback else None
         if not diff.strip():
             raise BadInput("the patch is empty")
@@ -142,10 +142,10 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     return _guarded(trace, check)
 
 
-def _guarded(trace: Trace, body: Callable[[Held], JobResult], stopper: Stopper | None = None) -> JobResult:
+def _guarded(trace: Trace, body: Callable[[Releasable], JobResult], stopper: Stopper | None = None) -> JobResult:
     """Runs a job body: a PatcherError becomes the result (any error after a cancel is the cancel's: it
     killed the boxes); the staging copy, spare boxes and trace always close."""
-    held: Held = []
+    held: Releasable = []
     try:
         return body(held)
     except PatcherError as e:
@@ -171,7 +171,7 @@ def _check_priced(model: ModelConfig) -> None:
                        "drop the cost limit, or give the model's price (ModelConfig.prices)")
 
 
-def _stage(held: Held, repo: str, ref: str | None, clone: CloneLimits | None = None) -> StagedRepo:
+def _stage(held: Releasable, repo: str, ref: str | None, clone: CloneLimits | None = None) -> StagedRepo:
     staged = stage_repo(repo, ref, clone)
     held.append(staged)
     return staged

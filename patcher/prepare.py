@@ -25,7 +25,7 @@ Progress = Callable[[str], None]
 
 
 
-Held = list[StagedRepo | BoxPool]
+Releasable = list[StagedRepo | BoxPool]
 """What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
 
 
@@ -38,7 +38,7 @@ def provenance(job: Job, repo: str, ref: str | None, user_test: str | None, ver:
 
 
 def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, test_command: str | None,
-            cfg: SandboxConfig, suite_command: str, trace: Trace, progress: Progress, held: Held,
+            cfg: SandboxConfig, suite_command: str, trace: Trace, progress: Progress, held: Releasable,
             setup: str | None = None, stopper: Stopper | None = None) -> Job | JobResult:
     """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
     when the job ends here."""

@@ -1,0 +1,135 @@
+"""The offline engine end to end on real Docker, no model: each bundled template example ends `verified`,
+and a bug no template fixes ends `not_verified` with the number of candidates tried."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from patcher.agent import reproduction_command
+from patcher.config import DEFAULT_SUITE, SandboxConfig
+from patcher.intake import map_frames, parse_traceback, stage_repo
+from patcher.pipeline import JobSpec, run_job
+from patcher.repair import search_templates
+from patcher.sandbox import LocalSandbox
+from patcher.testing import ScriptedModelServer, reply
+from patcher.verify import Job, run_baseline
+from tests.support.helpers import git
+
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples/offline"
+TEMPLATES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "traceback.txt").exists() and p.name != "no_template")
+
+
+def example(name: str, tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / name
+    shutil.copytree(EXAMPLES / name, repo, ignore=shutil.ignore_patterns("traceback.txt", "__pycache__"))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "example")
+    return repo, (EXAMPLES / name / "traceback.txt").read_text()
+
+
+def spec(repo: Path, traceback: str, image: str, tmp_path: Path, **kw: object) -> JobSpec:
+    return JobSpec(repo=str(repo), traceback=traceback, sandbox=SandboxConfig(image=image, test_timeout_s=60),
+                   trace_dir=tmp_path / "runs", **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_each_template_example_is_verified_without_a_model(
+        name: str, sandbox_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PATCHER_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    repo, traceback = example(name, tmp_path)
+    result = run_job(spec(repo, traceback, sandbox_image, tmp_path))
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    assert result.agent.engine == "offline" and result.agent.candidates_tried >= 1
+    assert result.agent.tokens == {"input": 0, "output": 0}
+    assert f"({name} at " in result.message
+    search = result.agent.search or {}
+    assert (search["checks"], search["stopped"], search["check_limit"]) == (result.agent.candidates_tried, "found", 200)
+    assert 1 <= search["suite_runs"] <= search["checks"] and search["seconds"] <= search["time_budget_s"] == 120.0
+    (tmp_path / "fix.diff").write_text(result.diff or "")
+    git(repo, "apply", str(tmp_path / "fix.diff"))
+    after = subprocess.run([str(ROOT / ".venv/bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                           cwd=repo, capture_output=True, text=True,
+                           env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert after.returncode == 0, after.stdout
+
+
+def test_a_bug_no_template_fixes_is_not_verified_with_the_count(sandbox_image: str, tmp_path: Path) -> None:
+    repo, traceback = example("no_template", tmp_path)
+    result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="offline"))
+    assert (result.status, result.reason, result.diff) == ("not_verified", "no_change", None)
+    assert result.agent.candidates_tried >= 1
+    assert f"{result.agent.candidates_tried} candidate(s) tried" in result.message
+
+
+def test_the_search_is_bounded_by_checks_and_by_time_and_says_which(sandbox_image: str, tmp_path: Path) -> None:
+    repo, traceback = example("no_template", tmp_path)
+    by_count = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="offline", offline_limit=3))
+    assert by_count.agent.search is not None
+    assert {k: by_count.agent.search[k] for k in ("checks", "check_limit", "stopped")} == {
+        "checks": 3, "check_limit": 3, "stopped": "candidate_limit"}
+    assert by_count.agent.search["generated"] == 3
+    by_time = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="offline", offline_budget_s=0.001))
+    assert by_time.agent.search is not None and by_time.agent.search["stopped"] == "time_budget"
+    assert by_time.agent.search["checks"] <= 1 and by_time.agent.search["time_budget_s"] == 0.001
+    assert "the time budget ran out" in by_time.message
+
+
+def test_auto_hands_over_to_the_agent_when_no_template_fits(sandbox_image: str, tmp_path: Path) -> None:
+    repo, traceback = example("no_template", tmp_path)
+    fix = ("edit_file", {"path": "timeparse/duration.py", "old_text": "total += int(number) * UNITS[ch]",
+                         "new_text": "total += int(number) * UNITS[ch]\n            number = \"\""})
+    with ScriptedModelServer([reply(None, [fix]), reply("done")]) as server:
+        result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="auto", model=server.model_config()))
+    assert result.agent.engine == "auto" and result.agent.candidates_tried >= 1
+    search = result.agent.search or {}  # auto's share: as many checks as fit in AUTO_SHARE_S, 5 to 40
+    assert 5 <= search["check_limit"] <= 40 and search["checks"] <= search["check_limit"]
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+
+
+def test_offline_needs_a_reproduction(sandbox_image: str, tmp_path: Path) -> None:
+    repo, _ = example("off_by_one", tmp_path)
+    plain = ('Traceback (most recent call last):\n  File "/srv/app/seq/pairs.py", line 6, in pairs\n'
+             "IndexError: list index out of range\n")
+    result = run_job(spec(repo, plain, sandbox_image, tmp_path, engine="offline"))
+    assert result.reason == "not_reproduced" and "--test" in result.message
+
+
+def test_a_survivor_that_leaves_base_failures_failing_gives_way_to_one_that_fixes_them(
+        sandbox_image: str, tmp_path: Path) -> None:
+    from tests.repair.test_dead import EVERY, pytest_run
+    from tests.support.helpers import make_repo
+
+    repo = make_repo(tmp_path / "every", EVERY)
+    test = "tests/test_every.py::test_one"
+    result = run_job(spec(repo, pytest_run(repo, test).stdout, sandbox_image, tmp_path, engine="offline",
+                          test_command=f"python -m pytest -q {test}"))
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    # `elif n != 1:` came first and passes test_one, but n == 2 then takes the wrong path and test_n fails
+    assert "-        return items[1::1]\n+        return items[0::1]\n" in (result.diff or ""), result.diff
+    search = result.agent.search or {}
+    assert search["still_failing"] == [] and search["suite_runs"] >= 2 and search["stopped"] == "found"
+
+
+def test_auto_sizes_its_share_of_checks_from_the_measured_time_of_one(tmp_path: Path) -> None:
+    repo, traceback = example("no_template", tmp_path)
+    staged = stage_repo(str(repo))
+    parsed = map_frames(parse_traceback(traceback), staged.files)
+    job = Job(staged, LocalSandbox, DEFAULT_SUITE, reproduction_command(parsed, None, staged.files), "AssertionError",
+              parsed=parsed, traceback=traceback)
+    job = job.with_baseline(run_baseline(job))
+    with LocalSandbox(staged) as box:
+        wide = search_templates(job, box, limit=12)
+        tight = search_templates(job, box, limit=12, share_s=0.001)  # no check fits: the floor
+    staged.cleanup()
+    assert (wide.search()["check_limit"], wide.stopped) == (12, "candidate_limit") and wide.tried == 12
+    assert (tight.search()["check_limit"], tight.tried, tight.stopped) == (5, 5, "candidate_limit")

@@ -30,7 +30,6 @@ from typing import Any
 import docker
 import docker.errors
 import requests
-from docker.types import LogConfig, Ulimit
 
 from patcher.config import LABEL, SANDBOX_UID
 from patcher.env.cache import (
@@ -48,7 +47,7 @@ from patcher.env.pip import pip_settings
 from patcher.env.plan import SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
 from patcher.errors import EnvironmentUnavailable, SetupFailed
 from patcher.intake import StagedRepo
-from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, owner_labels
+from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, hardened, owner_labels
 from patcher.trace import Redactor
 
 Log = Callable[[str], None]
@@ -93,16 +92,16 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
                config: EnvConfig, pip: tuple[str, bytes], proxy: EgressProxy, redact: Redactor) -> None:
     container = None
     try:
-        container = client.containers.create(
-            image=base.id, command=["sh", f"{SETUP_DIR}/setup.sh"], user=f"{SANDBOX_UID}:{SANDBOX_UID}",
-            network_mode="none", volumes={str(proxy.socket_dir): {"bind": SOCKET_DIR_IN_BOX, "mode": "ro"}},
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True,
-            pids_limit=config.pids, mem_limit=f"{config.memory_mb}m", memswap_limit=f"{config.memory_mb}m",
-            nano_cpus=int(config.cpus * 1e9), tmpfs={"/tmp": f"size={config.tmp_mb}m,nosuid,nodev"},
-            ulimits=[Ulimit(name="nofile", soft=4096, hard=4096), Ulimit(name="core", soft=0, hard=0)],
-            log_config=LogConfig(type="json-file", config={"max-size": "2m", "max-file": "1"}),
-            labels=owner_labels(), working_dir="/workspace", use_config_proxy=False,
-            environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV, **PROXY_ENV})
+        container = client.containers.create(**hardened(
+            image=base.id, command=["sh", f"{SETUP_DIR}/setup.sh"], uid=SANDBOX_UID, memory_mb=config.memory_mb,
+            cpus=config.cpus, pids=config.pids, tmp_mb=config.tmp_mb, nofile=4096, log_max="2m",
+            labels=owner_labels(), working_dir="/workspace",
+            volumes={str(proxy.socket_dir): {"bind": SOCKET_DIR_IN_BOX, "mode": "ro"}},
+            environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV, **PROXY_ENV},
+            # the install writes the venv into the root filesystem, which is then committed as the image
+            read_only=False,
+            # the daemon's default IPC namespace, as the setup step has always had (a private one would do)
+            private_ipc=False))
         container.put_archive("/", _setup_tar(staged, plan, pip))
         container.start()
         try:

@@ -22,10 +22,7 @@ from patcher.sandbox import LocalSandbox, diff_of
 from patcher.testing import NULL_FINISH, Step, delay, http_error, reply
 from patcher.trace import Trace, read_events
 from sandbox.protocol import Request, ToolResult
-from tests.agent import test_loop as test_agent
-from tests.agent.test_loop import TASK, Run, calls_in, reads
-
-staged, run_agent = test_agent.staged, test_agent.run_agent  # the fixtures, shared
+from tests.support.agent import TASK, Run, calls_in, reads
 
 
 @pytest.mark.parametrize("finish", ["stop", NULL_FINISH], ids=["stop", "null"])

@@ -25,8 +25,8 @@ from patcher.sandbox import LocalSandbox
 from patcher.stopper import Stopper
 from patcher.testing import ScriptedModelServer, delay, reply
 from patcher.trace import Trace, read_events
-from tests.server.test_app import ApiServer
-from tests.server.test_pages import GREET, TRACEBACK
+from tests.support.api import ApiServer
+from tests.support.greet import GREET, TRACEBACK
 from tests.support.helpers import make_repo
 
 SLEEP = ("run_test", {"command": "python -c \"import time; time.sleep(120)\""})

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from patcher.testing import ScriptedModelServer, reply
-from tests.e2e.test_e2e import FILES, FIX, PRODUCTION_TB
+from tests.support.example import FILES, FIX, PRODUCTION_TB
 from tests.support.helpers import make_repo
 
 ROOT = Path(__file__).resolve().parents[2]

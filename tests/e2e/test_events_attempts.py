@@ -11,7 +11,8 @@ import socket
 from pathlib import Path
 
 from patcher.trace import read_events
-from tests.server.test_app import PRODUCTION_TB, ApiServer, read_sse
+from tests.support.api import ApiServer, read_sse
+from tests.support.example import PRODUCTION_TB
 
 
 def test_a_re_queued_attempt_continues_the_event_ids(tmp_path: Path) -> None:

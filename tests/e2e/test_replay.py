@@ -20,7 +20,7 @@ from patcher.pipeline import JobSpec, run_job
 from patcher.replay import ReplayModel, load, spec_for
 from patcher.testing import ScriptedModelServer, reply
 from patcher.trace import read_events
-from tests.e2e.test_e2e import FILES, FIX, PRODUCTION_TB
+from tests.support.example import FILES, FIX, PRODUCTION_TB
 from tests.support.helpers import make_repo
 
 ROOT = Path(__file__).resolve().parents[2]

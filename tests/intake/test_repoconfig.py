@@ -12,7 +12,7 @@ from patcher.intake import effective
 from patcher.intake.repoconfig import read_repo_settings
 from patcher.pipeline import JobSpec, run_job, verify_patch
 from patcher.testing import ScriptedModelServer, reply
-from tests.e2e.test_e2e import FILES, FIX, PRODUCTION_TB
+from tests.support.example import FILES, FIX, PRODUCTION_TB
 from tests.support.helpers import make_repo
 
 TABLE = """[tool.patcher]

@@ -8,10 +8,7 @@ intended candidate is applied with `git apply`.
 from __future__ import annotations
 
 import ast
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +17,8 @@ from patcher.intake import parse_traceback
 from patcher.repair import Candidate, Stats, candidates
 from patcher.verify import is_test_path
 from tests.support.helpers import git, make_repo
+from tests.support.offline import EXAMPLES, example_repo, failing_traceback, run_tests
 
-EXAMPLES = Path(__file__).parents[2] / "examples" / "offline"
 # template → (file, the line before, the line after) of the fix the example is built for
 INTENDED = {
     "off_by_one": ("seq/pairs.py", "for i in range(len(items))]", "for i in range(len(items) - 1)]"),
@@ -40,27 +37,6 @@ INTENDED = {
     "relational": ("filters/numbers.py", "if v > 0]", "return [v for v in values if v != 0]"),
     "other_name": ("prices/lookup.py", "return prices.get(item, default)", "return prices.get(key, default)"),
 }
-
-
-def run_tests(repo: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"]
-    return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
-
-
-def example_repo(name: str, tmp_path: Path) -> Path:
-    repo = tmp_path / name
-    shutil.copytree(EXAMPLES / name, repo, ignore=shutil.ignore_patterns("__pycache__", "traceback.txt"))
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "init")
-    return repo
-
-
-def failing_traceback(repo: Path) -> str:
-    run = run_tests(repo)
-    assert run.returncode == 1, run.stdout + run.stderr
-    return run.stdout
 
 
 def apply(repo: Path, c: Candidate, check: bool = False) -> subprocess.CompletedProcess[str]:

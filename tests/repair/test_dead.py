@@ -4,35 +4,13 @@ repo with a real traceback; the shapes also checked one by one on small sources.
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from patcher.intake import parse_traceback
 from patcher.repair import Stats, candidates
 from patcher.repair.dead import makes_dead_branch
 from tests.support.helpers import make_repo
-
-EVERY = {
-    "seqs/__init__.py": "",
-    "seqs/every.py": ('def every(items, n=1):\n    """Every n-th item, from the first."""\n'
-                      '    if n == 0:\n        raise ValueError("n must be > 0")\n'
-                      '    elif n == 1:\n        return items[1::1]\n'
-                      '    else:\n        return items[0::n]\n'),
-    "tests/test_every.py": ("import pytest\n\nfrom seqs.every import every\n\n\n"
-                            "def test_one():\n    assert every([1, 2, 3]) == [1, 2, 3]\n\n\n"
-                            "def test_n():\n    assert every([1, 2, 3, 4]) == [1, 2, 3, 4]\n"
-                            "    assert every([1, 2, 3, 4], 2) == [1, 3]\n\n\n"
-                            "def test_zero():\n    with pytest.raises(ValueError):\n        every([1], 0)\n"),
-}
-"""The `n == 1` fast path is wrong (`[1::1]`); `elif n == 0:` would skip it and pass every test."""
-
-
-def pytest_run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *args]
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    return subprocess.run(argv, cwd=repo, capture_output=True, text=True, env=env)
+from tests.support.offline import EVERY, pytest_run
 
 
 def test_a_branch_made_dead_passes_the_suite_but_is_never_a_candidate(tmp_path: Path) -> None:

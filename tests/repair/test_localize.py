@@ -16,8 +16,8 @@ from patcher.intake import parse_traceback
 from patcher.pipeline import JobSpec, run_job
 from patcher.repair import candidates
 from patcher.repair.localize import HARNESS, coverage_command, ochiai, rank_of
-from tests.repair.test_candidates import example_repo, failing_traceback
 from tests.support.helpers import make_repo
+from tests.support.offline import example_repo, failing_traceback
 
 ROOT = Path(__file__).resolve().parents[2]
 CART = {

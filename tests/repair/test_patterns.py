@@ -6,8 +6,8 @@ from pathlib import Path
 
 from patcher.intake import parse_traceback
 from patcher.repair import candidates
-from tests.repair.test_candidates import failing_traceback
 from tests.support.helpers import make_repo
+from tests.support.offline import failing_traceback
 
 
 def found(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, str]]:

@@ -106,8 +106,8 @@ def test_offline_needs_a_reproduction(sandbox_image: str, tmp_path: Path) -> Non
 
 def test_a_survivor_that_leaves_base_failures_failing_gives_way_to_one_that_fixes_them(
         sandbox_image: str, tmp_path: Path) -> None:
-    from tests.repair.test_dead import EVERY, pytest_run
     from tests.support.helpers import make_repo
+    from tests.support.offline import EVERY, pytest_run
 
     repo = make_repo(tmp_path / "every", EVERY)
     test = "tests/test_every.py::test_one"

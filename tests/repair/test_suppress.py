@@ -11,7 +11,7 @@ from patcher.intake import parse_traceback
 from patcher.repair import Stats, candidates
 from patcher.repair.site import RepoView
 from patcher.repair.suppress import RaiseSite, raise_site, suppression
-from tests.repair.test_candidates import EXAMPLES, example_repo, failing_traceback, run_tests
+from tests.support.offline import EXAMPLES, example_repo, failing_traceback, run_tests
 
 SIGNER = "tokens/signer.py"
 

@@ -11,9 +11,9 @@ import pytest
 from patcher.intake import parse_traceback
 from patcher.repair.suppress import diff_warnings
 from patcher.testing import ScriptedModelServer, reply
-from tests.repair.test_candidates import EXAMPLES, example_repo, failing_traceback
-from tests.server.test_app import ApiServer
+from tests.support.api import ApiServer
 from tests.support.helpers import make_repo
+from tests.support.offline import EXAMPLES, example_repo, failing_traceback
 
 SIGNER = "tokens/signer.py"
 TRACEBACK = (EXAMPLES / "swap_operands" / "traceback.txt").read_text()

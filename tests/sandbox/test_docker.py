@@ -18,7 +18,6 @@ from pathlib import Path
 import docker
 import pytest
 
-from patcher.config import LABEL, SandboxConfig
 from patcher.errors import EnvironmentUnavailable, SandboxError
 from patcher.intake import StagedRepo, stage_repo
 from patcher.sandbox import OWNER, DockerSandbox, owner_labels, reap
@@ -32,6 +31,7 @@ from sandbox.protocol import (
     ToolResult,
     WriteFileRequest,
 )
+from tests.support.boxes import _owned, config
 from tests.support.helpers import git, make_repo
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
@@ -45,12 +45,6 @@ FILES = {
 }
 PROBE = "python -c \"exec(open('_probe.py').read())\""
 """Runs the probe script written by run_py: `python -c` takes no newlines, a file does."""
-
-
-def config(image: str, **kw: object) -> SandboxConfig:
-    base: dict[str, object] = {"image": image, "memory_mb": 512, "workspace_mb": 128, "tmp_mb": 64, "pids": 64,
-                               "call_timeout_s": 20.0, "test_timeout_s": 30.0, "backstop_s": 10.0}
-    return SandboxConfig(**{**base, **kw})  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -370,12 +364,6 @@ box = DockerSandbox(stage_repo(sys.argv[1]), SandboxConfig(**__import__("json").
 print(box.container.name, box.volume.name, flush=True)
 time.sleep(600)
 """
-
-
-def _owned(client: docker.DockerClient, owner: str) -> tuple[list[str], list[str]]:
-    filters = {"label": [LABEL, f"{OWNER}={owner}"]}
-    return ([c.name for c in client.containers.list(all=True, filters=filters)],
-            [v.name for v in client.volumes.list(filters=filters)])
 
 
 def test_reaper_removes_what_a_killed_orchestrator_left(box: DockerSandbox, staged: StagedRepo, tmp_path: Path,

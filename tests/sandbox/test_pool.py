@@ -14,7 +14,7 @@ import pytest
 from patcher.intake import StagedRepo, stage_repo
 from patcher.sandbox import OWNER, BoxPool, DockerSandbox, owner_labels
 from sandbox.protocol import GitDiffRequest, PingRequest, ReadFileRequest, WriteFileRequest
-from tests.sandbox.test_docker import _owned, config
+from tests.support.boxes import _owned, config
 from tests.support.helpers import make_repo
 
 ROOT = Path(__file__).resolve().parents[2]

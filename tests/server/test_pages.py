@@ -16,17 +16,10 @@ import pytest
 from patcher.review import statement_of
 from patcher.review.attestation import check
 from patcher.testing import ScriptedModelServer, reply
-from tests.server.test_app import ALICE, BOB, HOSTILE, ApiServer
+from tests.support.api import ALICE, BOB, HOSTILE, ApiServer
+from tests.support.greet import GREET, TRACEBACK
 from tests.support.helpers import make_repo
 
-GREET = {"greet/__init__.py": "", "greet/core.py": "def greet(name):\n    raise NotImplementedError('greet')\n",
-         "tests/test_greet.py": "from greet.core import greet\n\n\ndef test_greet():\n"
-                                "    assert greet('bob') == 'hello, bob'\n"}
-TRACEBACK = (
-    "Traceback (most recent call last):\n"
-    '  File "/srv/app/greet/core.py", line 2, in greet\n'
-    "    raise NotImplementedError('greet')\n"
-    "NotImplementedError: greet\n")
 IMPLEMENT = ("edit_file", {"path": "greet/core.py", "old_text": "raise NotImplementedError('greet')",
                            "new_text": "return f'hello, {name}'"})
 

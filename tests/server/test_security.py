@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.server.test_app import ALICE, BOB, PRODUCTION_TB, ApiServer, job_body
+from tests.support.api import ALICE, BOB, ApiServer, job_body
+from tests.support.example import PRODUCTION_TB
 from tests.support.helpers import make_repo
 
 CAROL = "carol-0a1b2c3d4e5f6a7b8c9d"

@@ -15,7 +15,7 @@ import pytest
 from patcher.errors import BadInput
 from patcher.server import load_settings
 from patcher.testing import ScriptedModelServer
-from tests.server.test_app import ROOT, ApiServer, fixer, job_body, read_sse
+from tests.support.api import ROOT, ApiServer, fixer, job_body, read_sse
 
 pytest_plugins = ["tests.support.store_helpers"]
 

@@ -16,12 +16,10 @@ from typing import Any, Protocol
 
 from patcher.agent import Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
 from patcher.model import LLM, ModelConfig, OpenAIModel
-from patcher.prepare import Progress, verify_job
+from patcher.prepare import EngineContext, verify_job
 from patcher.repair import Suspect, TemplateSearch, coverage_ranking, diff_warnings, search_templates
 from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
-from patcher.stopper import Stopper
-from patcher.trace import Trace
 from patcher.verify import Job, Verification, is_test_or_config
 
 AUTO_LIMIT = 40
@@ -29,15 +27,6 @@ AUTO_BUDGET_S = 45.0
 AUTO_SHARE_S = 20.0
 """In auto mode the template engine gets about AUTO_SHARE_S seconds of checks (their number sized from the
 measured time of one, at most AUTO_LIMIT) and AUTO_BUDGET_S in all before the agent takes over."""
-
-
-@dataclass(frozen=True)
-class EngineContext:
-    """What an engine reports to and is stopped by while it works on one job."""
-
-    trace: Trace
-    progress: Progress
-    stopper: Stopper
 
 
 @dataclass

@@ -16,13 +16,22 @@ from patcher.engines import (
     AgentEngine,
     AutoEngine,
     Engine,
-    EngineContext,
     TemplateEngine,
 )
 from patcher.errors import BadInput, Cancelled, PatcherError
 from patcher.intake import CloneLimits, StagedRepo, parse_traceback, stage_repo
 from patcher.model import LLM, ModelConfig, price
-from patcher.prepare import Progress, Releasable, finish, open_trace, prepare, provenance, settings_for, verify_job
+from patcher.prepare import (
+    EngineContext,
+    Progress,
+    Releasable,
+    finish,
+    open_trace,
+    prepare,
+    provenance,
+    settings_for,
+    verify_job,
+)
 from patcher.result import JobResult
 from patcher.stopper import Stopper
 from patcher.trace import Redactor, Trace
@@ -85,11 +94,11 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     staged = _stage(held, spec.repo, spec.ref, spec.clone)
     stopper.check()
     settings = settings_for(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
-    job = prepare(staged, parsed, spec.traceback, settings.test_command, settings.sandbox, settings.suite_command,
-                  trace, progress, held, settings.setup, stopper)
+    ctx = EngineContext(trace, progress, stopper)
+    job = prepare(staged, parsed, spec.traceback, settings, ctx, held)
     if isinstance(job, JobResult):
         return job
-    p = engine.propose(job, EngineContext(trace, progress, stopper))
+    p = engine.propose(job, ctx)
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
                   files_changed=p.verification.files_changed if p.verification else [], warnings=p.warnings,
                   verification=p.verification.as_json() if p.verification else None,
@@ -129,8 +138,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         if parsed is None and not settings.test_command:
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")
-        job = prepare(staged, parsed, traceback or "", settings.test_command, settings.sandbox,
-                      settings.suite_command, trace, progress, held, settings.setup)
+        job = prepare(staged, parsed, traceback or "", settings, EngineContext(trace, progress, Stopper()), held)
         if isinstance(job, JobResult):
             return job
         progress("verifying the diff in a fresh container")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,15 @@ from patcher.verify import Baseline, Job, TestRun, Verification, run_baseline, v
 Progress = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class EngineContext:
+    """What a job's steps and its engine report to and are stopped by: its trace, progress line, stopper."""
+
+    trace: Trace
+    progress: Progress
+    stopper: Stopper
+
+
 
 Releasable = list[StagedRepo | BoxPool]
 """What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
@@ -33,15 +43,16 @@ def provenance(job: Job, repo: str, ref: str | None, user_test: str | None, ver:
                diff: str) -> dict[str, Any] | None:
     """What the record binds; `result_tree` only for a verified diff (one that applied)."""
     assert job.client is not None
-    prov = base_provenance(job.staged, repo, ref, job.repro, user_test, job.suite_command, job.image, job.client)
+    prov = base_provenance(job, repo, ref, user_test)
     return with_result(prov, job.staged, diff) if ver.status == "verified" else prov
 
 
-def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, test_command: str | None,
-            cfg: SandboxConfig, suite_command: str, trace: Trace, progress: Progress, held: Releasable,
-            setup: str | None = None, stopper: Stopper | None = None) -> Job | JobResult:
+def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, settings: Effective,
+            ctx: EngineContext, held: Releasable) -> Job | JobResult:
     """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
     when the job ends here."""
+    test_command, cfg, suite_command = settings.test_command, settings.sandbox, settings.suite_command
+    trace, progress, stopper = ctx.trace, ctx.progress, ctx.stopper
     if parsed is not None:
         parsed = map_frames(parsed, staged.files)
     repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
@@ -51,8 +62,7 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     reap(client)
     require_image(client, cfg.image)
     progress("preparing the environment image (dependencies)")
-    image = ensure_env_image(staged, setup, EnvConfig(base_image=cfg.image), client, progress)
-    stopper = stopper or Stopper()
+    image = ensure_env_image(staged, settings.setup, EnvConfig(base_image=cfg.image), client, progress)
     stopper.check()
     if image != cfg.image:
         trace.emit("environment", image=image, base_image=cfg.image)

@@ -37,7 +37,7 @@ from patcher.review import Approval, AttestConfig, attest, statement_of
 from patcher.server.checks import cap_limits, check_repo
 from patcher.server.eventlog import EventLog
 from patcher.server.settings import ServerSettings
-from patcher.server.store import Job, Review, Store, UnknownJob
+from patcher.server.store import Review, Store, StoredJob, UnknownJob
 from patcher.server.workers import PoolConfig, WorkerPool
 from patcher.trace import scrub_userinfo
 
@@ -129,7 +129,7 @@ class JobService:
     # jobs
 
     def submit(self, request: JobRequest, idempotency_key: str | None = None, who: str = "dev"
-               ) -> tuple[Job, bool]:
+               ) -> tuple[StoredJob, bool]:
         self.allowed(who, "submit")
         size = len(request.traceback.encode("utf-8", "replace"))
         if size > self.settings.max_traceback_bytes:
@@ -152,16 +152,16 @@ class JobService:
             names = "PATCHER_REVIEWERS" if action == "review" else "PATCHER_SUBMITTERS"
             raise Forbidden(f"{who} may not {action} on this server (not in {names})")
 
-    def get(self, job_id: str) -> Job:
+    def get(self, job_id: str) -> StoredJob:
         job = self.find(job_id)
         if job is None:
             raise UnknownJob(f"no job {job_id}")
         return job
 
-    def find(self, job_id: str) -> Job | None:
+    def find(self, job_id: str) -> StoredJob | None:
         return self.store.get(job_id)
 
-    def list_jobs(self, state: str | None = None, limit: int = 50) -> list[Job]:
+    def list_jobs(self, state: str | None = None, limit: int = 50) -> list[StoredJob]:
         return self.store.list_jobs(state=state, limit=limit)
 
     def cancel(self, job_id: str, who: str = "dev") -> str:
@@ -172,14 +172,14 @@ class JobService:
         return self.pool.cancel(job_id)
 
     @staticmethod
-    def view(job: Job) -> dict[str, Any]:
+    def view(job: StoredJob) -> dict[str, Any]:
         """The `patcher fix --json` object once the job has a result; before that, its id and state."""
         if job.result is not None:
             return job.result
         message = job.error or ("waiting for a worker" if job.state == "queued" else "running")
         return {"id": job.id, "state": job.state, "message": message}
 
-    def summary(self, job: Job) -> dict[str, Any]:
+    def summary(self, job: StoredJob) -> dict[str, Any]:
         result = job.result or {}
         reviews = self.store.reviews(job.id)
         return {"id": job.id, "state": job.state, "created_at": job.created_at.isoformat(),
@@ -254,7 +254,7 @@ class JobService:
         reviews = self.store.reviews(job_id)
         return self._sign(job, reviews[-1] if reviews else None)
 
-    def _verified(self, job: Job, error: type[BadInput] = Conflict) -> dict[str, Any]:
+    def _verified(self, job: StoredJob, error: type[BadInput] = Conflict) -> dict[str, Any]:
         result = job.result
         if job.state != "done" or result is None or result.get("status") != "verified":
             status = result.get("status") if result else None
@@ -262,7 +262,7 @@ class JobService:
                         + "; only a verified job has a signed record and can be reviewed")
         return result
 
-    def _sign(self, job: Job, review: Review | None) -> dict[str, Any]:
+    def _sign(self, job: StoredJob, review: Review | None) -> dict[str, Any]:
         approval = None if review is None else Approval(decision=review.decision, who=review.who,  # type: ignore[arg-type]
                                                         when=review.when, comment=review.comment)
         assert job.result is not None

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from patcher.agent import attempt_record, verdict_note
 from patcher.server.pages import render
-from patcher.server.store import Job
+from patcher.server.store import StoredJob
 from patcher.verify import TestRun, Verification
 
 
@@ -34,8 +34,9 @@ def test_an_attempt_record_keeps_the_digest_never_the_diff() -> None:
 
 def test_the_review_page_lists_the_attempts_escaped() -> None:
     now = datetime.now(UTC)
-    job = Job(id="j1", state="done", spec={"repo": "/r", "ref": None}, result=None, error=None, idempotency_key=None,
-              attempts=1, cancel_requested=False, created_at=now, updated_at=now, token=None)
+    job = StoredJob(id="j1", state="done", spec={"repo": "/r", "ref": None}, result=None, error=None,
+                    idempotency_key=None, attempts=1, cancel_requested=False, created_at=now, updated_at=now,
+                    token=None)
     attempts = [{"attempt": 1, "status": "not_verified", "reason": "regression", "diff_sha256": "a" * 64,
                  "message": "<script>alert(1)</script> broke tests/t.py::test_total"},
                 {"attempt": 2, "status": "verified", "reason": "verified", "diff_sha256": "b" * 64,

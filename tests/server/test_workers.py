@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from patcher.server.store import Job, Store
+from patcher.server.store import Store, StoredJob
 from patcher.server.workers import PoolConfig, WorkerPool
 
 pytest_plugins = ["tests.support.store_helpers"]
@@ -22,7 +22,7 @@ SPEC = {"repo": "/srv/repos/calc", "traceback": "ZeroDivisionError: division by 
 FAST = PoolConfig(workers=2, poll_s=0.05, lease_s=0.6)
 
 
-def wait_for(store: Store, job_id: str, done: Callable[[Job], bool], timeout: float = 30.0) -> Job:
+def wait_for(store: Store, job_id: str, done: Callable[[StoredJob], bool], timeout: float = 30.0) -> StoredJob:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = store.get(job_id)
@@ -32,7 +32,7 @@ def wait_for(store: Store, job_id: str, done: Callable[[Job], bool], timeout: fl
     raise AssertionError(f"job {job_id} is still {store.get(job_id)}")
 
 
-def finished(job: Job) -> bool:
+def finished(job: StoredJob) -> bool:
     return job.state in ("done", "failed", "cancelled")
 
 

@@ -124,30 +124,35 @@ def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
                  traceback: str | None = None, sandbox: SandboxConfig | None = None,
                  suite_command: str | None = None, trace_dir: Path | None = None,
-                 progress: Progress = lambda _: None) -> JobResult:
-    """`patcher verify`: the same baseline and verification as a job, on a diff from elsewhere."""
-    trace = open_trace(trace_dir, "verify-")
+                 progress: Progress = lambda _: None, setup: str | None = None, clone: CloneLimits | None = None,
+                 on_event: Callable[[dict[str, Any]], None] | None = None,
+                 cancel: threading.Event | None = None) -> JobResult:
+    """`patcher verify` (and a server's re-verification on a new base): the same baseline and verification
+    as a job, on a diff from elsewhere; no engine runs."""
+    stopper = Stopper(cancel)
+    trace = open_trace(trace_dir, "verify-", None, on_event)
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
 
     def check(held: Releasable) -> JobResult:
         parsed = parse_traceback(traceback) if traceback else None
         if not diff.strip():
             raise BadInput("the patch is empty")
-        staged = _stage(held, repo, ref)
-        settings = settings_for(trace, staged, test_command, suite_command, None, sandbox or SandboxConfig())
+        staged = _stage(held, repo, ref, clone)
+        settings = settings_for(trace, staged, test_command, suite_command, setup, sandbox or SandboxConfig())
         if parsed is None and not settings.test_command:
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")
-        job = prepare(staged, parsed, traceback or "", settings, EngineContext(trace, progress, Stopper()), held)
+        job = prepare(staged, parsed, traceback or "", settings, EngineContext(trace, progress, stopper), held)
         if isinstance(job, JobResult):
             return job
+        stopper.check()
         progress("verifying the diff in a fresh container")
         ver = verify_job(job, diff, trace)
         return finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
                       verification=ver.as_json(),
                       provenance=provenance(job, repo, ref, settings.test_command, ver, diff))
 
-    return _guarded(trace, check)
+    return _guarded(trace, check, stopper)
 
 
 def _guarded(trace: Trace, body: Callable[[Releasable], JobResult], stopper: Stopper | None = None) -> JobResult:

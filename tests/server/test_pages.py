@@ -4,10 +4,7 @@ when, and the signed record then carries it. Hostile text from the model stays t
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,35 +14,16 @@ from patcher.review import statement_of
 from patcher.review.attestation import check
 from patcher.testing import ScriptedModelServer, reply
 from tests.support.api import ALICE, BOB, HOSTILE, ApiServer
+from tests.support.browser import ARTIFACTS
 from tests.support.greet import GREET, TRACEBACK
 from tests.support.helpers import make_repo
 
 IMPLEMENT = ("edit_file", {"path": "greet/core.py", "old_text": "raise NotImplementedError('greet')",
                            "new_text": "return f'hello, {name}'"})
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(os.environ.get("PATCHER_TEST_ARTIFACTS") or Path(__file__).resolve().parents[2] / "artifacts")
-"""Where the screenshot goes (the repo's artifacts/ is git-ignored)."""
 Job = tuple[ApiServer, str, dict[str, Any]]
 
 pytestmark = [pytest.mark.docker]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Headless Chromium; skips (or fails, when CI=true) if Debian's chromium is not installed."""
-    if not (Path(CHROMIUM).exists() and shutil.which(CHROMIUM)):
-        message = f"{CHROMIUM} is missing: install Debian's chromium package (scripts/setup.sh does)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true requires a browser, but {message}")
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
@@ -132,5 +110,6 @@ def test_a_review_form_posted_from_another_site_is_refused(job: Job) -> None:
                    headers={"Origin": "https://evil.example"})
     assert r.status_code == 403 and "another site" in r.text
     page = httpx.get(f"{srv.url}/jobs/{job_id}", headers={"Authorization": f"Bearer {ALICE}"})
-    assert "script-src" not in page.headers["Content-Security-Policy"]
-    assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+    csp = page.headers["Content-Security-Policy"]
+    assert "script-src 'self';" in csp and "unsafe" not in csp, "scripts only from the server's own files"
+    assert "default-src 'none'" in csp

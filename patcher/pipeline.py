@@ -76,7 +76,8 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     """The whole job. Raising `cancel` stops it within moments (boxes killed, model call abandoned, reason
     cancelled); `on_event` also gets every trace event (the server's shared event log)."""
     model = spec.model
-    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
+    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else []),
+                     *spec.clone.access.secrets()]
     trace = open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
@@ -130,7 +131,8 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     """`patcher verify` (and a server's re-verification on a new base): the same baseline and verification
     as a job, on a diff from elsewhere; no engine runs."""
     stopper = Stopper(cancel)
-    trace = open_trace(trace_dir, "verify-", None, on_event)
+    clone = clone or CloneLimits()
+    trace = open_trace(trace_dir, "verify-", Redactor(clone.access.secrets()), on_event)
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
 
     def check(held: Releasable) -> JobResult:

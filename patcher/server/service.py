@@ -194,7 +194,7 @@ class JobService:
 
         pins = check_repo(self.settings, spec["repo"])  # again: a path or a DNS answer may have changed since submit
         clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes,
-                            resolve=pins)
+                            resolve=pins, access=self.settings.git_access())
         if is_reverify(spec):
             return self._reverify(spec, job_id, clone)
         request = JobRequest.model_validate(spec)

@@ -15,9 +15,8 @@ from patcher.errors import BadInput
 from patcher.intake import CloneLimits, stage_repo
 from patcher.intake.access import GitAccess
 from patcher.server.settings import load_settings
-
-from .helpers import git, make_repo
-from .private_servers import GitHandler, basic, serving, url_of
+from tests.support.helpers import git, make_repo
+from tests.support.private_servers import GitHandler, basic, serving, url_of
 
 TOKEN = "tok-" + os.urandom(12).hex()
 

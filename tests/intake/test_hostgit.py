@@ -13,8 +13,7 @@ import pytest
 from patcher.errors import BadInput
 from patcher.intake import CloneLimits, open_repo, stage_repo
 from patcher.intake.clone import clone_url
-
-from .helpers import git, make_repo
+from tests.support.helpers import git, make_repo
 
 
 def test_the_callers_git_environment_redirects_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,8 +22,8 @@ import docker
 import httpx
 import pytest
 
-from .helpers import git, make_repo
-from .private_servers import (
+from tests.support.helpers import git, make_repo
+from tests.support.private_servers import (
     GitHandler,
     IndexHandler,
     Recorder,
@@ -36,7 +36,7 @@ from .private_servers import (
     url_of,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "zqxv" + "-"
 TOKEN, PASSWORD = PREFIX + os.urandom(10).hex(), PREFIX + os.urandom(10).hex()
 LOOK = """\

@@ -11,9 +11,8 @@ from pathlib import Path
 from patcher.env.egress import EgressProxy
 from patcher.env.pip import index_credentials, scrub
 from patcher.env.plan import detect, env_key
-
-from .helpers import make_repo
-from .private_servers import (
+from tests.support.helpers import make_repo
+from tests.support.private_servers import (
     IndexHandler,
     basic,
     build_wheel,

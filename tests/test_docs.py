@@ -40,6 +40,12 @@ def test_the_contract_lists_every_reason_tool_and_command() -> None:
     group = typer.main.get_group(app)
     commands = {f"patcher {name}" for name in group.commands}
     assert all(c in CONTRACT for c in commands), [c for c in commands if c not in CONTRACT]
+    leaves = [leaf for command in group.commands.values()
+              for leaf in getattr(command, "commands", {None: command}).values()]
+    flags = {flag for leaf in leaves for param in leaf.params for flag in param.opts
+             if flag.startswith("--") and flag != "--help"}
+    assert all(f"{flag} " in CONTRACT or f"{flag}]" in CONTRACT for flag in flags), sorted(
+        f for f in flags if f"{f} " not in CONTRACT and f"{f}]" not in CONTRACT)
 
 
 def test_the_contract_lists_every_trace_event_the_code_writes() -> None:

@@ -2,7 +2,8 @@
 
     TemplateEngine   fix templates tried in one box (patcher/repair), no model
     AgentEngine      the LLM agent, re-told why when verification rejects its diff (up to `attempts`)
-    AutoEngine       templates within a small budget, then the agent with what the templates learned
+    AutoEngine       the agent at once, the templates beside it on a bounded CPU share (patcher/race.py);
+                     the first verified diff stops the other side, the templates' preferred when both have one
 
 Each engine verifies what it proposes (the same `verify_job` as `patcher verify`), so a Proposal is a
 verdict, and the pipeline only writes it down.
@@ -11,12 +12,14 @@ verdict, and the pipeline only writes it down.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from patcher.agent import Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
 from patcher.model import LLM, ModelConfig, OpenAIModel
 from patcher.prepare import EngineContext, verify_job
+from patcher.race import Side
 from patcher.repair import Suspect, TemplateSearch, coverage_ranking, diff_warnings, search_templates
 from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
@@ -26,7 +29,9 @@ AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0
 AUTO_SHARE_S = 20.0
 """In auto mode the template engine gets about AUTO_SHARE_S seconds of checks (their number sized from the
-measured time of one, at most AUTO_LIMIT) and AUTO_BUDGET_S in all before the agent takes over."""
+measured time of one, at most AUTO_LIMIT) and AUTO_BUDGET_S in all, beside the agent."""
+AUTO_CPUS = 0.5
+"""The CPUs (Docker nano_cpus) of the template search's boxes while the agent works beside it."""
 
 
 @dataclass
@@ -42,10 +47,19 @@ class Proposal:
     warnings: list[str] = field(default_factory=list)
     search: TemplateSearch | None = None
     """The template search, when one ran (its coverage ranking goes to the engine that comes next)."""
+    source: str = ""
+    """The engine that made the diff: offline or agent."""
+    spend: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What each engine that ran spent, by name: offline {seconds, checks, stopped}, agent {seconds, rounds}."""
 
     @property
     def verified(self) -> bool:
         return self.verification is not None and self.verification.status == "verified"
+
+    @property
+    def engine(self) -> str | None:
+        """The engine whose diff is verified (None: nothing verified)."""
+        return self.source if self.verified else None
 
 
 class Engine(Protocol):
@@ -67,6 +81,7 @@ class TemplateEngine:
         if not self.applies(job):
             return Proposal("not_reproduced", "the offline engine needs a reproduction: pass --test CMD (or a "
                             "pytest traceback naming the failing test)", AgentSummary(engine="offline"))
+        started = time.monotonic()
         run.progress("offline engine: trying fix templates against the reproduction")
         with job.open_box(job.staged) as box:
             found = search_templates(job, box, self.limit, self.budget_s, self.share_s)
@@ -74,11 +89,15 @@ class TemplateEngine:
                        seconds=round(found.seconds, 3), template=found.candidate.template if found.candidate else None)
         summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried,
                                search=found.search())
-        if not found.diff:
-            return Proposal("no_change", found.summary(), summary, search=found)
-        run.progress("verifying the diff in fresh containers")
-        ver = verify_job(job, found.diff, run.trace)
-        return Proposal(ver.reason, f"{found.summary()}; {ver.message}", summary, found.diff, ver, search=found)
+        p = Proposal("no_change", found.summary(), summary, search=found, source="offline")
+        if found.diff:
+            run.progress("verifying the diff in fresh containers")
+            ver = verify_job(job, found.diff, run.trace)
+            p = replace(p, reason=ver.reason, message=f"{found.summary()}; {ver.message}", diff=found.diff,
+                        verification=ver)
+        p.spend["offline"] = {"seconds": round(time.monotonic() - started, 2), "checks": found.tried,
+                              "stopped": found.stopped}
+        return p
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,12 @@ class AgentEngine:
     """Used when no `llm` is given (None: the environment's), read only when the agent is first needed."""
 
     def propose(self, job: Job, run: EngineContext, prior: Proposal | None = None) -> Proposal:
+        started = time.monotonic()
+        p = self._propose(job, run, prior)
+        p.spend["agent"] = {"seconds": round(time.monotonic() - started, 2), "rounds": p.summary.rounds}
+        return p
+
+    def _propose(self, job: Job, run: EngineContext, prior: Proposal | None) -> Proposal:
         with contextlib.ExitStack() as own:
             llm = self.llm or own.enter_context(OpenAIModel(self.model or ModelConfig.from_env()))
             run.progress("agent at work in the sandbox")
@@ -101,33 +126,75 @@ class AgentEngine:
             outcome, diff, ver, attempts = _until_verified(agent, outcome, box, job, run, self.attempts)
         summary = _summary(outcome, prior.search if prior else None)
         if outcome.reason == "gave_up":  # the agent's own answer: nothing it changed is verified or handed out
-            return Proposal("gave_up", outcome.message, summary, attempts=attempts)
+            return Proposal("gave_up", outcome.message, summary, attempts=attempts, source="agent")
         if ver is None:
             reason = "no_change" if outcome.reason == "finished" else as_reason(outcome.reason)
-            return Proposal(reason, f"no change was made ({outcome.message})", summary, attempts=attempts)
+            return Proposal(reason, f"no change was made ({outcome.message})", summary, attempts=attempts,
+                            source="agent")
         reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else as_reason(outcome.reason)
         message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
         return Proposal(reason, message, summary, diff, ver, attempts,
-                        diff_warnings(diff, job.staged.path, job.parsed))
+                        diff_warnings(diff, job.staged.path, job.parsed), source="agent")
 
 
 @dataclass(frozen=True)
 class AutoEngine:
-    """Templates first (a small budget); the agent only when they verify nothing, told what they measured."""
+    """The agent at once; the templates beside it (their own boxes on `cpus`, within a small budget). The
+    first verified diff stops the other side; when both have one, the templates' is taken (no model wrote it)."""
 
     first: TemplateEngine
     then: AgentEngine
+    cpus: float = AUTO_CPUS
 
     @classmethod
     def sized(cls, limit: int, budget_s: float, then: AgentEngine) -> AutoEngine:
-        """Templates within auto's share (the caller's limit and budget as caps), then `then`."""
+        """Templates within auto's share (the caller's limit and budget as caps), beside `then`."""
         return cls(TemplateEngine(min(limit, AUTO_LIMIT), min(budget_s, AUTO_BUDGET_S), AUTO_SHARE_S), then)
 
     def propose(self, job: Job, run: EngineContext) -> Proposal:
-        tried = self.first.propose(job, run) if self.first.applies(job) else None
-        if tried is not None and tried.verified:
-            return tried
-        return self.then.propose(job, run, tried)
+        if not self.first.applies(job):
+            return self.then.propose(job, run)
+        agent: Side[Proposal] = Side(job, run.stopper)
+        offline: Side[Proposal] = Side(job, run.stopper, self.cpus)
+
+        def offline_ended(side: Side[Proposal]) -> None:
+            if side.result is not None and side.result.verified:
+                agent.stop("offline_verified")
+
+        offline.start(lambda j, s: self.first.propose(j, replace(run, stopper=s)), offline_ended)
+        agent.run(lambda j, s: self.then.propose(j, replace(run, stopper=s)))
+        mine = agent.result
+        theirs_first = offline.done and offline.result is not None and offline.result.verified
+        if mine is not None and mine.verified and not theirs_first:
+            offline.stop("agent_verified")
+        offline.wait()  # on its own budget when the agent verified nothing: "after the agent ends without one"
+        run.stopper.check()
+        return _settled(offline, agent)
+
+
+def _settled(offline: Side[Proposal], agent: Side[Proposal]) -> Proposal:
+    """The verified side's proposal (the templates' first), else the agent's; with what each side spent."""
+    theirs, mine = offline.result, agent.result
+    spend = {"offline": _spent(offline, "offline"), "agent": _spent(agent, "agent")}
+    if theirs is not None and theirs.verified:
+        return replace(theirs, spend=spend)
+    if mine is None:  # the agent failed (not stopped: only a verified template diff stops it)
+        assert agent.error is not None
+        raise agent.error
+    summary = replace(mine.summary, engine="auto")
+    if theirs is not None and theirs.search is not None:
+        found = theirs.search
+        summary = replace(summary, candidates_tried=found.tried, search=found.search())
+    return replace(mine, spend=spend, summary=summary)
+
+
+def _spent(side: Side[Proposal], name: str) -> dict[str, Any]:
+    own = dict(side.result.spend.get(name, {})) if side.result is not None else {}
+    own["seconds"] = round(side.seconds, 2)
+    if side.stopped_by or side.result is None:
+        own["stopped"] = side.stopped_by or "error"
+        own.setdefault("checks" if name == "offline" else "rounds", None)
+    return own
 
 
 def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, run: EngineContext, allowed: int

@@ -100,7 +100,9 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     if isinstance(job, JobResult):
         return job
     p = engine.propose(job, ctx)
+    trace.emit("engines", engine=p.engine, engines=p.spend)
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
+                  engine=p.engine, engines=p.spend,
                   files_changed=p.verification.files_changed if p.verification else [], warnings=p.warnings,
                   verification=p.verification.as_json() if p.verification else None,
                   provenance=provenance(job, spec.repo, spec.ref, settings.test_command, p.verification, p.diff)

@@ -71,6 +71,11 @@ class JobResult:
     warnings: list[str] = field(default_factory=list)
     """Review hints that do not block (e.g. the diff weakens the check that raised the reported exception)."""
     trace: str | None = None
+    engine: str | None = None
+    """The engine whose diff is verified: offline or agent (None when nothing is verified)."""
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What each engine that ran spent: offline {seconds, checks, stopped}, agent {seconds, rounds}; a side
+    stopped because the other verified first also says `stopped` (agent_verified, offline_verified)."""
     provenance: dict[str, Any] | None = None
     """What the result was proved on (patcher/review/provenance.py): repo, source commit, dirty, staged tree and
     the tree with the diff applied, reproduction command and its source, suite, image, patcher version."""
@@ -81,6 +86,7 @@ class JobResult:
             raise ValueError(f"{self.reason!r} is not a reason of the contract")
         if self.status != "verified":
             self.diff = None  # fail closed: only a verified result carries a diff
+            self.engine = None
         elif not self.diff or self.reason != "verified":
             raise ValueError("a verified result needs a diff and the reason 'verified'")
 

@@ -30,8 +30,10 @@ class Overrun(Exception):
 
 
 class Stopper:
-    def __init__(self, flag: threading.Event | None = None) -> None:
+    def __init__(self, flag: threading.Event | None = None, parent: Stopper | None = None) -> None:
         self.flag = flag or threading.Event()
+        self.parent = parent
+        """A side of a job (auto mode's two engines) stops with its job too, and may be stopped alone."""
         self._boxes: list[Any] = []
         self._killed: set[int] = set()
         self._lock = threading.Lock()
@@ -40,11 +42,11 @@ class Stopper:
 
     @property
     def cancelled(self) -> bool:
-        return self.flag.is_set()
+        return self.flag.is_set() or (self.parent is not None and self.parent.cancelled)
 
     def check(self) -> None:
-        """Raises Cancelled once the flag is up (called between steps)."""
-        if self.flag.is_set():
+        """Raises Cancelled once the flag (or the parent's) is up (called between steps)."""
+        if self.cancelled:
             raise Cancelled("the job was cancelled while it ran")
 
     def watch(self, box: T) -> T:
@@ -54,7 +56,7 @@ class Stopper:
             if self._watcher is None:  # started with the first box: a Stopper with no boxes costs no thread
                 self._watcher = threading.Thread(target=self._watch, name="patcher-stopper", daemon=True)
                 self._watcher.start()
-        if self.flag.is_set():
+        if self.cancelled:
             self.kill(box)
         return box
 
@@ -98,7 +100,7 @@ class Stopper:
 
     def _watch(self) -> None:
         while not self._done.is_set():
-            if self.flag.wait(POLL_S * 4):
+            if self.flag.wait(POLL_S * 4) or self.cancelled:
                 with self._lock:
                     boxes = list(self._boxes)
                 for box in boxes:

@@ -7,16 +7,14 @@ result per request line. It never exits except at the end of stdin; every failur
 
 from __future__ import annotations
 
-import argparse
 import ctypes
-import importlib.metadata
 import json
 import math
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
+from types import SimpleNamespace as Namespace
 from typing import Any, BinaryIO
 
 from sandbox import runner, tools
@@ -58,6 +56,8 @@ def _ping(ctx: tools.Context, req: PingRequest, deadline_at: float) -> ToolResul
 
 
 def _modules(ctx: tools.Context, req: ModulesRequest, deadline_at: float) -> ToolResult:
+    import importlib.metadata  # here, not at start-up: it pulls in zipfile, email, csv... (a box starts faster)
+
     names = sorted(n for n in importlib.metadata.packages_distributions() if n.isidentifier())
     return ToolResult(is_error=False, output=f"{len(names)} top-level names", data={"modules": names})
 
@@ -138,6 +138,8 @@ def call(ctx: tools.Context, request: Request, deadline_s: float) -> ToolResult:
     except ToolError as e:
         return ToolResult.error(str(e))
     except Exception as e:  # a tool failure is an observation for the model, never the server's end
+        import traceback  # only when a handler crashed: its import (textwrap...) would slow every start
+
         traceback.print_exc()
         return ToolResult.error(f"{tool} failed: {e}; retrying the same call will probably not help")
 
@@ -174,14 +176,32 @@ def _sweep_mode(requested: str) -> str:
     return requested
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+OPTIONS = {"--repo": "repo", "--base": "base", "--report-dir": "report_dir", "--sweep": "sweep"}
+
+
+def parse_args(argv: list[str] | None) -> Namespace:
+    """The options as the host always spells them (`--name value`), parsed without argparse, whose import
+    costs every box's start-up; anything else goes to argparse for its usage and error messages."""
+    args = sys.argv[1:] if argv is None else argv
+    got: dict[str, str | None] = {"repo": None, "base": None, "report_dir": REPORT_DIR, "sweep": "group"}
+    pairs = list(zip(args[::2], args[1::2], strict=False))
+    if len(args) % 2 == 0 and all(k in OPTIONS for k, _ in pairs):
+        got.update({OPTIONS[k]: v for k, v in pairs})
+        if got["repo"] and got["sweep"] in ("uid", "group"):
+            return Namespace(**got)
+    return _argparse(args)
+
+
+def _argparse(argv: list[str]) -> Namespace:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python3 -m sandbox.server", description=__doc__)
     parser.add_argument("--repo", required=True, help="repository the tools work on")
     parser.add_argument("--base", help="commit git_diff compares against (else the hello names it)")
     parser.add_argument("--report-dir", default=REPORT_DIR, help="where test reports are written")
     parser.add_argument("--sweep", choices=("uid", "group"), default="group",
                         help="after a test, kill every process of our uid (container) or our descendants")
-    return parser.parse_args(argv)
+    return Namespace(**vars(parser.parse_args(argv)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 
 import docker
 import docker.errors
+from docker.models.containers import _create_container_args
 
 from patcher.config import SandboxConfig
 from patcher.sandbox.hardening import hardened
@@ -51,7 +52,7 @@ def start_blank(client: docker.DockerClient, cfg: SandboxConfig) -> Blank:
         "o": f"size={cfg.workspace_mb}m,uid={cfg.uid},gid={cfg.uid},mode=0700,nosuid,nodev"})
     blank = Blank(volume, None, None)
     try:
-        blank.container = client.containers.create(name=name, **container_args(cfg, name, labels))
+        blank.container = _create(client, name, container_args(cfg, name, labels))
         blank.socket = blank.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         blank.container.start()
     except BaseException:
@@ -62,6 +63,12 @@ def start_blank(client: docker.DockerClient, cfg: SandboxConfig) -> Blank:
             blank.remove()
         raise
     return blank
+
+
+def _create(client: docker.DockerClient, name: str, args: dict[str, Any]) -> Any:
+    """`containers.create` without the inspect it adds after: one round trip less on a cold start."""
+    resp = client.api.create_container(**_create_container_args({**args, "name": name, "version": client.api._version}))
+    return client.containers.prepare_model({"Id": resp["Id"], "Name": f"/{name}", "State": {"Status": "created"}})
 
 
 def container_args(cfg: SandboxConfig, volume: str, labels: dict[str, str]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from patcher.intake import map_frames, parse_traceback, stage_repo
 from patcher.pipeline import JobSpec, run_job
 from patcher.repair import search_templates
 from patcher.sandbox import LocalSandbox
-from patcher.testing import ScriptedModelServer, reply
+from patcher.testing import ScriptedModelServer, delay, reply
+from patcher.trace import read_events
 from patcher.verify import Job, run_baseline
 from tests.support.helpers import git
 
@@ -84,16 +86,42 @@ def test_the_search_is_bounded_by_checks_and_by_time_and_says_which(sandbox_imag
     assert "the time budget ran out" in by_time.message
 
 
-def test_auto_hands_over_to_the_agent_when_no_template_fits(sandbox_image: str, tmp_path: Path) -> None:
+def test_auto_starts_the_agent_at_once_and_stops_the_templates_when_it_verifies(
+        sandbox_image: str, tmp_path: Path) -> None:
     repo, traceback = example("no_template", tmp_path)
     fix = ("edit_file", {"path": "timeparse/duration.py", "old_text": "total += int(number) * UNITS[ch]",
                          "new_text": "total += int(number) * UNITS[ch]\n            number = \"\""})
     with ScriptedModelServer([reply(None, [fix]), reply("done")]) as server:
         result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="auto", model=server.model_config()))
-    assert result.agent.engine == "auto" and result.agent.candidates_tried >= 1
-    search = result.agent.search or {}  # auto's share: as many checks as fit in AUTO_SHARE_S, 5 to 40
-    assert 5 <= search["check_limit"] <= 40 and search["checks"] <= search["check_limit"]
-    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    assert (result.status, result.reason, result.engine) == ("verified", "verified", "agent"), result.message
+    assert result.agent.engine == "auto" and result.engines["agent"]["rounds"] == 2
+    offline = result.engines["offline"]  # beside the agent: stopped by its verified diff, or ended on its own
+    assert offline["stopped"] in ("agent_verified", "exhausted", "candidate_limit", "time_budget"), offline
+    assert offline["seconds"] <= result.engines["agent"]["seconds"] + 5
+    seq = {e["type"]: e["seq"] for e in reversed(list(read_events(Path(result.trace or ""))))}
+    assert seq["model_call"] < seq.get("offline", seq["engines"])  # the model was asked before the templates ended
+
+
+def test_auto_takes_the_templates_fix_and_stops_an_agent_still_at_work(sandbox_image: str, tmp_path: Path) -> None:
+    repo, traceback = example("off_by_one", tmp_path)
+    with ScriptedModelServer([delay(600, reply("never heard"))]) as server:  # a model that answers after the job
+        started = time.monotonic()
+        model = server.model_config(timeout_s=600, max_retries=0)
+        result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="auto", model=model))
+    assert (result.status, result.reason, result.engine) == ("verified", "verified", "offline"), result.message
+    assert result.engines["agent"]["stopped"] == "offline_verified" and result.engines["agent"]["rounds"] is None
+    assert result.engines["offline"]["stopped"] == "found" and result.engines["offline"]["checks"] >= 1
+    assert time.monotonic() - started < 400  # the agent's model call was abandoned, not waited for
+
+
+def test_without_a_model_the_offline_engine_reports_its_spend_alone(
+        sandbox_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PATCHER_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    repo, traceback = example("no_template", tmp_path)
+    result = run_job(spec(repo, traceback, sandbox_image, tmp_path, offline_limit=2))
+    assert (result.reason, result.engine, list(result.engines)) == ("no_change", None, ["offline"])
+    assert result.engines["offline"]["checks"] == 2 and result.engines["offline"]["stopped"] == "candidate_limit"
 
 
 def test_offline_needs_a_reproduction(sandbox_image: str, tmp_path: Path) -> None:

@@ -74,6 +74,7 @@ def test_the_flag_reaches_the_json_result_and_the_review_page(tmp_path: Path) ->
         finally:
             srv.stop()
     assert result["status"] == "verified", result["message"]  # the suite passes: only the hint tells
-    assert result["agent"]["engine"] == "auto" and result["agent"]["candidates_tried"] >= 1
+    assert result["agent"]["engine"] == "auto" and result["engine"] == "agent"
+    assert set(result["engines"]) == {"offline", "agent"}  # the templates ran beside the agent
     assert result["warnings"] == [f"this diff weakens the check that raised the reported exception ({SIGNER})"]
     assert 'id="warnings"' in page and "weakens the check that raised the reported exception" in page

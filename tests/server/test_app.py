@@ -23,7 +23,7 @@ from tests.support.api import ALICE, BOB, REPRO, ApiServer, fixer, job_body, rea
 from tests.support.helpers import git
 
 CONTRACT = {"run_id", "status", "reason", "message", "diff", "diff_sha256", "base_commit", "files_changed",
-            "verification", "agent", "attempts", "warnings", "trace", "provenance"}
+            "verification", "agent", "attempts", "warnings", "trace", "provenance", "engine", "engines"}
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,10 @@ NODE = "tests/test_calc.py::test_zero"
     ("python -m pytest -q tests/t.py::test_a[1] tests/u.py", "python -m pytest -q ./",
      ["tests/t.py::test_a[1]", "tests/u.py"]),
     ("python -m pytest --tb=short tests/t.py", "python -m pytest --tb=short", ["tests/t.py"]),
+    (c.REPRO, "python -m pytest", [NODE]),                   # options that change only what is printed may differ
+    ("python -m pytest -p no:cacheprovider -rA --tb=line -v tests", "python -m pytest -q", ["tests"]),
+    ("python -m pytest -pno:cacheprovider -q", c.SUITE, ["."]),  # the suite itself, spelled another way
+    ("pytest -s -q tests/t.py", "pytest --capture=no", ["tests/t.py"]),
 ])
 def test_a_reproduction_spelled_like_the_suite_is_contained(repro: str, suite: str, targets: list[str]) -> None:
     assert targets_in(repro, suite) == targets
@@ -36,10 +40,13 @@ def test_a_reproduction_spelled_like_the_suite_is_contained(repro: str, suite: s
 @pytest.mark.parametrize(("repro", "suite"), [
     (c.REPRO, "pytest -q"),                                  # another spelling of pytest
     (c.REPRO, "python -m pytest -q -x"),                     # -x may stop before the reproduction's tests
-    (c.REPRO, "python -m pytest"),                           # other options
+    (c.REPRO, "python -m pytest -s"),                        # capture differs: a test may end differently
     ("python -m pytest -q -k zero tests/test_calc.py", "python -m pytest -q -k zero"),  # an option with a value
+    ("python -m pytest -p xdist tests/t.py", c.SUITE),         # a plugin that may change outcomes
+    ("python -m pytest -p no:randomly tests/t.py", c.SUITE),   # nor one that changes the order
     (c.REPRO, "python -m pytest -q other"),                  # the suite runs elsewhere
-    ("python -m pytest -q", c.SUITE),                        # no targets
+    ("python -m pytest -q", "python -m pytest -q tests"),    # the reproduction runs more than the suite
+    ("python -m pytest -q ../elsewhere/t.py", c.SUITE),      # outside the repo
     ("python -m unittest tests.test_calc", "python -m unittest"),
     ("python -c 'import calc'", c.SUITE),
     ("python -m pytest -q 'tests/unclosed", c.SUITE),
@@ -85,6 +92,18 @@ def test_one_base_run_answers_the_reproduction_and_the_suite(tmp_path: Path) -> 
     ver = verify(job.with_baseline(base), c.make_diff(tmp_path / "r", tmp_path / "w", {"calc.py": c.FIXED}))
     assert (ver.status, ver.reason) == ("verified", "verified"), ver.message
     assert [name for name, _ in ver.runs] == ["repro", "repro-rerun-1", "suite"]  # three passes, two runs alone
+    job.staged.cleanup()
+
+
+def test_a_reproduction_that_is_the_suite_spelled_another_way_runs_once_on_the_base(tmp_path: Path) -> None:
+    repro = "python -m pytest -p no:cacheprovider -rA --tb=short"
+    job = Job(stage_repo(str(make_repo(tmp_path / "r", c.FILES))), LocalSandbox, c.SUITE, repro, c.EXC, c.SITE)
+    base = run_baseline(job)
+    assert base.reproduced and base.repro is not None and base.repro.answered_by == c.SUITE
+    assert base.repro.failed == {NODE} and base.repro.passed == base.suite.passed
+    ver = verify(job.with_baseline(base), c.make_diff(tmp_path / "r", tmp_path / "w", {"calc.py": c.FIXED}))
+    assert (ver.status, ver.reason) == ("verified", "verified"), ver.message
+    assert [name for name, _ in ver.runs] == ["repro", "repro-rerun-1", "suite"]
     job.staged.cleanup()
 
 

@@ -37,6 +37,8 @@ PROGRAMS = (
     HostProgram("curl", "curl", "talks to the server in the CI example's gate script (examples/ci), as CI does",
                 "tests"),
     HostProgram("chromium", "chromium", "drives the review pages in the browser tests", "tests"),
+    HostProgram("ip", "iproute2", "makes the network namespace the servers the tests' egress proxy reaches "
+                "listen in (tests/netns.py)", "tests"),
     HostProgram("postgres", "postgresql", "serves the shared job store in the store and worker tests", "tests",
                 where="/usr/lib/postgresql/*/bin/postgres"),
 )

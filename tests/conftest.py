@@ -11,6 +11,7 @@ import pytest
 from patcher import hostdeps
 from patcher.env import image
 from patcher.errors import EnvironmentUnavailable
+from tests.support import netns
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -43,3 +44,20 @@ def docker_client() -> Iterator[docker.DockerClient]:
 def sandbox_image(docker_client: docker.DockerClient) -> str:
     """Tag of the sandbox image, built (or found up to date) once per session."""
     return image.build_image(None, log=lambda message: print(f"[image] {message}"))
+
+
+@pytest.fixture(scope="session")
+def test_host() -> Iterator[netns.TestHost]:
+    """A network namespace of this session's own, on a veth pair (tests/support/netns.py): servers the egress proxy
+    must reach listen there, never on another address of this machine. Skips without `ip` or the rights to
+    make it (fails, when CI=true)."""
+    try:
+        host = netns.create(os.getpid())
+    except (netns.NetnsUnavailable, OSError) as e:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true requires a test network namespace, but {e}")
+        pytest.skip(f"no test network namespace: {e}")
+    try:
+        yield host
+    finally:
+        netns.remove(os.getpid())

@@ -26,7 +26,7 @@ def only_python_on_path(tmp_path: Path) -> dict[str, str]:
 
 def test_every_program_the_code_calls_is_listed() -> None:
     names = {p.name for p in hostdeps.PROGRAMS}
-    assert {"git", "rg", "dockerd", "debootstrap", "chromium", "postgres"} <= names
+    assert {"git", "rg", "dockerd", "debootstrap", "chromium", "postgres", "ip"} <= names
     assert all(p.package and p.why and p.needed_by in ("product", "tests") for p in hostdeps.PROGRAMS)
 
 

@@ -23,13 +23,13 @@ import httpx
 import pytest
 
 from tests.support.helpers import git, make_repo
+from tests.support.netns import TestHost
 from tests.support.private_servers import (
     GitHandler,
     IndexHandler,
     Recorder,
     basic,
     build_wheel,
-    outward_address,
     serving,
     serving_tls,
     tls_files,
@@ -87,9 +87,9 @@ class Private:
 
 
 @contextmanager
-def private_shop(tmp_path: Path, sandbox_image: str) -> Iterator[Private]:
+def private_shop(tmp_path: Path, sandbox_image: str, on: TestHost) -> Iterator[Private]:
     """The bundled shop example with a requirement only the private index has and the box test, on a
-    private remote; both servers run until the block ends."""
+    private remote (on loopback) and the index on the test host `on`; both run until the block ends."""
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     build_wheel(wheels, "private-dep", "1.0", "SIZE = 10\n")
@@ -101,7 +101,7 @@ def private_shop(tmp_path: Path, sandbox_image: str) -> Iterator[Private]:
     git(tmp_path, "clone", "-q", "--bare", str(src), str(tmp_path / "srv" / "shop.git"))
     token_file = tmp_path / "git-tokens"
     with serving(GitHandler, root=str(tmp_path / "srv"), auth=basic("ci", TOKEN)) as remote, \
-            serving(IndexHandler, host=outward_address(), root=str(wheels), auth=basic("ci", PASSWORD)) as index:
+            serving(IndexHandler, on, root=str(wheels), auth=basic("ci", PASSWORD)) as index:
         token_file.write_text(f"{url_of(remote)} ci:{TOKEN}\n")
         token_file.chmod(0o600)
         index_url = url_of(index, "/simple").replace("http://", f"http://ci:{PASSWORD}@")
@@ -133,9 +133,9 @@ def _everything(root: Path) -> str:
 
 @pytest.mark.docker
 def test_a_private_remote_with_a_private_index_dependency_verifies_and_leaks_nothing(
-        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str) -> None:
+        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str, test_host: TestHost) -> None:
     home = tmp_path / "home"
-    with private_shop(tmp_path, sandbox_image) as private:
+    with private_shop(tmp_path, sandbox_image, test_host) as private:
         argv = [str(Path(sys.executable).parent / "patcher"), "fix", private.url, "--traceback",
                 str(ROOT / "examples" / "shop.traceback.txt"), "--engine", "offline", "--test",
                 "python -m pytest -q tests/test_pagination.py", "--json"]
@@ -150,13 +150,13 @@ def test_a_private_remote_with_a_private_index_dependency_verifies_and_leaks_not
 
 @pytest.mark.docker
 def test_the_service_verifies_a_private_job_and_its_record_api_and_store_hold_no_secret(
-        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str) -> None:
+        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str, test_host: TestHost) -> None:
     home = tmp_path / "home"
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PATCHER_", "OPENAI_"))}
-    with private_shop(tmp_path, sandbox_image) as private:
+    with private_shop(tmp_path, sandbox_image, test_host) as private:
         env = {**clean, **private.env, "PATCHER_HOME": str(home), "PATCHER_DEV": "1", "PATCHER_WORKERS": "1",
                "PATCHER_ALLOW_PRIVATE_HOSTS": "1"}
         log = (tmp_path / "server.log").open("wb")
@@ -202,7 +202,7 @@ def _run_service_job(base: str, repo: str) -> list[str]:
 
 @pytest.mark.docker
 def test_an_index_refusing_the_credentials_is_setup_failed_with_the_redacted_tail(
-        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str) -> None:
+        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str, test_host: TestHost) -> None:
     from patcher.env import EnvConfig, ensure_env_image
     from patcher.errors import SetupFailed
     from patcher.intake import stage_repo
@@ -212,7 +212,7 @@ def test_an_index_refusing_the_credentials_is_setup_failed_with_the_redacted_tai
     build_wheel(wheels, "private-dep", "1.0", "SIZE = 10\n")
     repo = make_repo(tmp_path / "r", {"requirements.txt": "private-dep==1.0\n", "a.py": ""})
     staged = stage_repo(str(repo))
-    with serving(IndexHandler, host=outward_address(), root=str(wheels), auth=basic("ci", PASSWORD)) as index:
+    with serving(IndexHandler, test_host, root=str(wheels), auth=basic("ci", PASSWORD)) as index:
         wrong = url_of(index, "/simple").replace("http://", f"http://ci:wrong-{PASSWORD}@")
         config = EnvConfig(repository="patcher-env-test", home=tmp_path / "h", index_url=wrong, extra_index_urls=[],
                            trusted_hosts=[str(index.server_address[0])], setup_timeout_s=300)
@@ -227,18 +227,18 @@ def test_an_index_refusing_the_credentials_is_setup_failed_with_the_redacted_tai
 
 @pytest.mark.docker
 def test_an_https_index_with_credentials_installs_through_the_proxys_tls(
-        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str) -> None:
+        tmp_path: Path, docker_client: docker.DockerClient, sandbox_image: str, test_host: TestHost) -> None:
     from patcher.env import EnvConfig, ensure_env_image
     from patcher.intake import stage_repo
 
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     build_wheel(wheels, "private-dep", "1.0", "SIZE = 10\n")
-    host = outward_address()
+    host = test_host.address
     ca, cert, key = tls_files(tmp_path, host)
     repo = make_repo(tmp_path / "r", {"requirements.txt": "private-dep==1.0\n", "a.py": ""})
     staged = stage_repo(str(repo))
-    with serving_tls(IndexHandler, host, cert, key, root=str(wheels), auth=basic("ci", PASSWORD)) as index:
+    with serving_tls(IndexHandler, test_host, cert, key, root=str(wheels), auth=basic("ci", PASSWORD)) as index:
         url = f"https://ci:{PASSWORD}@{host}:{index.server_address[1]}/simple"
         config = EnvConfig(repository="patcher-env-test", home=tmp_path / "h", index_url=url, extra_index_urls=[],
                            trusted_hosts=[], ca_bundle=ca, setup_timeout_s=300)

@@ -16,6 +16,7 @@ from patcher.env.egress import EgressProxy, allowlist
 from patcher.errors import SetupFailed
 from patcher.intake import stage_repo
 from tests.support.helpers import make_repo
+from tests.support.netns import TestHost
 
 PROBE = """\
 import socket
@@ -28,11 +29,10 @@ def via_proxy(target):
     s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
     s.sendall(f"CONNECT {target} HTTP/1.1\\r\\nHost: {target}\\r\\n\\r\\n".encode())
     return s.recv(100).split(b"\\r\\n")[0].decode()
-print("direct-metadata", connect("169.254.169.254", 80))
-print("direct-host-port", connect("172.17.0.1", HOST_PORT))
-print("direct-private", connect("10.0.0.1", 80))
+print("direct-host-port", connect("TEST_HOST", HOST_PORT))
+print("direct-private", connect("TEST_HOST", 80))
 print("proxy-index", via_proxy("pypi.org:443"))
-for target in ("example.com:443", "169.254.169.254:80", "127.0.0.1:HOST_PORT", "172.17.0.1:HOST_PORT",
+for target in ("example.com:443", "169.254.169.254:80", "127.0.0.1:HOST_PORT", "TEST_HOST:HOST_PORT",
                "pypi.org:22"):
     print("proxy", target, via_proxy(target))
 print("leak https://ci:s3cr3t-index-pass@pypi.example/simple")
@@ -42,12 +42,16 @@ raise SystemExit(1)
 
 @pytest.mark.docker
 def test_the_setup_step_reaches_the_index_and_nothing_else(tmp_path: Path, docker_client: docker.DockerClient,
-                                                          sandbox_image: str) -> None:
-    with socket.socket() as listener:  # a host service on every interface
-        listener.bind(("0.0.0.0", 0))
+                                                          sandbox_image: str, test_host: TestHost) -> None:
+    """The probe's targets are loopback and the session's test host (a private address the proxy and this
+    host reach: the listener answers here), never another address: the proxy refuses the metadata
+    service by the allowlist, before any connection."""
+    with test_host.run(socket.socket) as listener:
+        listener.bind((test_host.address, 0))
         listener.listen()
         port = listener.getsockname()[1]
-        probe = PROBE.replace("HOST_PORT", str(port))
+        socket.create_connection((test_host.address, port), timeout=5).close()  # reachable from the host
+        probe = PROBE.replace("HOST_PORT", str(port)).replace("TEST_HOST", test_host.address)
         repo = make_repo(tmp_path / "r", {"probe.py": probe, "a.py": ""})
         staged = stage_repo(str(repo))
         config = EnvConfig(repository="patcher-env-test", home=tmp_path / "home", setup_timeout_s=120)
@@ -59,9 +63,10 @@ def test_the_setup_step_reaches_the_index_and_nothing_else(tmp_path: Path, docke
     out = str(e.value)
     lines = dict(line.strip().split(" ", 1) for line in out.splitlines() if line.strip().startswith(
         ("direct-", "proxy-index")))
-    assert lines["direct-metadata"] == lines["direct-host-port"] == lines["direct-private"] == "OSError", out
+    assert lines["direct-host-port"] == lines["direct-private"] == "OSError", out
     assert lines["proxy-index"] == "HTTP/1.1 200 Connection established", out
-    for target in ("example.com:443", "169.254.169.254:80", f"127.0.0.1:{port}", f"172.17.0.1:{port}", "pypi.org:22"):
+    for target in ("example.com:443", "169.254.169.254:80", f"127.0.0.1:{port}", f"{test_host.address}:{port}",
+                   "pypi.org:22"):
         assert f"proxy {target} HTTP/1.1 403 Forbidden" in out, out
     assert "s3cr3t-index-pass" not in out and "https://[REDACTED]@pypi.example" in out
     assert "the proxy refused: CONNECT example.com:443" in out

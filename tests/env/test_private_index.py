@@ -12,11 +12,11 @@ from patcher.env.egress import EgressProxy
 from patcher.env.pip import index_credentials, scrub
 from patcher.env.plan import detect, env_key
 from tests.support.helpers import make_repo
+from tests.support.netns import TestHost
 from tests.support.private_servers import (
     IndexHandler,
     basic,
     build_wheel,
-    outward_address,
     serving,
     serving_tls,
     tls_files,
@@ -34,11 +34,11 @@ def _get(proxy: EgressProxy, url: str, extra: str = "") -> bytes:
         return data
 
 
-def test_the_proxy_adds_the_credentials_for_that_index_only(tmp_path: Path) -> None:
+def test_the_proxy_adds_the_credentials_for_that_index_only(tmp_path: Path, test_host: TestHost) -> None:
     build_wheel(tmp_path, "private-dep", "1.0", "SIZE = 10\n")
-    host = outward_address()
-    with serving(IndexHandler, host=host, root=str(tmp_path)) as files, \
-            serving(IndexHandler, host=host, root=str(tmp_path), auth=basic("ci", "pw-1234567"),
+    host = test_host.address
+    with serving(IndexHandler, test_host, root=str(tmp_path)) as files, \
+            serving(IndexHandler, test_host, root=str(tmp_path), auth=basic("ci", "pw-1234567"),
                     redirect=url_of(files)) as index:
         indexes = [url_of(index, "/simple").replace("http://", "http://ci:pw-1234567@")]
         allowed = {host: {index.server_address[1], files.server_address[1]}}
@@ -64,11 +64,11 @@ def test_the_environment_key_counts_the_index_url_and_not_its_password(tmp_path:
     assert key("https://pypi.org/simple") == env_key(plan, "sha256:base")  # PyPI alone keys as before
 
 
-def test_an_https_index_gets_its_credentials_through_the_proxys_own_tls(tmp_path: Path) -> None:
+def test_an_https_index_gets_its_credentials_through_the_proxys_own_tls(tmp_path: Path, test_host: TestHost) -> None:
     build_wheel(tmp_path, "private-dep", "1.0", "SIZE = 10\n")
-    host = outward_address()
+    host = test_host.address
     ca, cert, key = tls_files(tmp_path, host)
-    with serving_tls(IndexHandler, host, cert, key, root=str(tmp_path), auth=basic("ci", "pw-1234567")) as index:
+    with serving_tls(IndexHandler, test_host, cert, key, root=str(tmp_path), auth=basic("ci", "pw-1234567")) as index:
         port = index.server_address[1]
         creds = index_credentials([f"https://ci:pw-1234567@{host}:{port}/simple"])
         with EgressProxy({host: {port}}, creds, ca.read_bytes()) as proxy:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import http.server
 import os
-import socket
 import subprocess
 import threading
 import zipfile
@@ -14,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from tests.support.netns import TestHost
 
 BACKEND = "/usr/lib/git-core/git-http-backend"
 
@@ -33,8 +34,14 @@ class Recorder(http.server.ThreadingHTTPServer):
 
 
 @contextmanager
-def serving(handler: Any, host: str = "127.0.0.1", **options: Any) -> Iterator[Recorder]:
-    server = Recorder((host, 0), handler)
+def serving(handler: Any, on: TestHost | None = None, **options: Any) -> Iterator[Recorder]:
+    """A server on loopback, or `on` the session's test host (for what the egress proxy must reach: it
+    never connects to loopback), until the block ends."""
+    if on is None:
+        server = Recorder(("127.0.0.1", 0), handler)
+    else:
+        address = on.address
+        server = on.run(lambda: Recorder((address, 0), handler))
     server.options = options
     thread = threading.Thread(target=server.serve_forever, args=(0.1,), daemon=True)
     thread.start()
@@ -179,13 +186,6 @@ def build_wheel(where: Path, name: str, version: str, module: str) -> Path:
     return wheel
 
 
-def outward_address() -> str:
-    """An address of this host that is not loopback (the egress proxy never connects to loopback)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("10.255.255.255", 1))  # no packet is sent: this only picks the outgoing interface
-        return str(probe.getsockname()[0])
-
-
 def tls_files(where: Path, host: str) -> tuple[Path, Path, Path]:
     """(CA certificate, server certificate chain, server key) for `host`, made with a test CA."""
     import datetime
@@ -222,10 +222,10 @@ def tls_files(where: Path, host: str) -> tuple[Path, Path, Path]:
 
 
 @contextmanager
-def serving_tls(handler: Any, host: str, cert: Path, key: Path, **options: Any) -> Iterator[Recorder]:
+def serving_tls(handler: Any, on: TestHost, cert: Path, key: Path, **options: Any) -> Iterator[Recorder]:
     import ssl
 
-    with serving(handler, host=host, **options) as server:
+    with serving(handler, on, **options) as server:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, key)
         server.socket = context.wrap_socket(server.socket, server_side=True)

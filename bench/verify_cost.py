@@ -1,4 +1,6 @@
-"""What the cheat-proof verification costs: `patcher verify` time on the bundled examples, before vs after.
+"""What verification costs: `patcher verify` time on the bundled examples, before vs after.
+
+BEFORE is main before the second judge and the perturbed reproductions (issue 22).
 
 "Before" is the code at BEFORE (checked out with `git worktree add` into a temp dir, with its own sandbox
 image tag); "after" is this checkout. Each example's fix comes from the offline engine (this checkout;
@@ -6,7 +8,7 @@ shop's is bench/verify.py's), then both versions verify the same diff, interleav
 Printed per example and in total: verify() time (`verification.duration_s`) and the whole `patcher
 verify` (baseline included), with the ratio after/before.
 
-    PATCHER_SANDBOX_IMAGE=patcher-sandbox:i13 .venv/bin/python -m bench.verify_cost [N]
+    PATCHER_SANDBOX_IMAGE=patcher-sandbox:i13 .venv/bin/python -m bench.verify_cost [N [EXAMPLE,...]]
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BEFORE = "127f448"
+BEFORE = "783100d"
 TESTS = {"shop": "python -m pytest -q tests/test_pagination.py"}
 """--test for examples whose traceback names no test (shop's is a production traceback)."""
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
@@ -83,7 +85,7 @@ def build_old_image(old: Path, tag: str) -> None:
                    cwd=old, env=env, check=True, capture_output=True)
 
 
-def main(n: int = 1) -> None:
+def main(n: int = 1, only: set[str] | None = None) -> None:
     new_image = os.environ.get("PATCHER_SANDBOX_IMAGE", "patcher-sandbox:latest")
     old_image = new_image + "-before"
     with tempfile.TemporaryDirectory(prefix="bench-cost-") as tmp:
@@ -95,6 +97,8 @@ def main(n: int = 1) -> None:
             totals = {"before": [0.0, 0.0], "after": [0.0, 0.0]}
             print(f"{'example':16} {'verify() before':>16} {'after':>8} {'whole before':>13} {'after':>8}")
             for name, src, tb in examples():
+                if only and name not in only:
+                    continue
                 repo = git_repo(src, where / name)
                 diff = shop_fix(repo) if name == "shop" else fix_of(repo, tb, new_image, where / "runs")
                 if not diff:
@@ -124,4 +128,4 @@ def main(n: int = 1) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1, set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None)

@@ -94,7 +94,7 @@ class TemplateEngine:
             run.progress("verifying the diff in fresh containers")
             ver = verify_job(job, found.diff, run.trace)
             p = replace(p, reason=ver.reason, message=f"{found.summary()}; {ver.message}", diff=found.diff,
-                        verification=ver)
+                        verification=ver, warnings=ver.warnings)
         p.spend["offline"] = {"seconds": round(time.monotonic() - started, 2), "checks": found.tried,
                               "stopped": found.stopped}
         return p
@@ -134,7 +134,7 @@ class AgentEngine:
         reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else as_reason(outcome.reason)
         message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
         return Proposal(reason, message, summary, diff, ver, attempts,
-                        diff_warnings(diff, job.staged.path, job.parsed), source="agent")
+                        [*diff_warnings(diff, job.staged.path, job.parsed), *ver.warnings], source="agent")
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         progress("verifying the diff in a fresh container")
         ver = verify_job(job, diff, trace)
         return finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
-                      verification=ver.as_json(),
+                      verification=ver.as_json(), warnings=ver.warnings,
                       provenance=provenance(job, repo, ref, settings.test_command, ver, diff))
 
     return _guarded(trace, check, stopper)

@@ -84,6 +84,16 @@ class RunTestRequest:
 
 
 @dataclass(frozen=True)
+class JudgeRequest:
+    """Run tests under the second judge (sandbox/judge/), outside pytest. Host only, not a model tool.
+
+    `job` is JSON: {"cases": [{"id", "test": node id, "source": module text or null}],
+    "restore": {path: base64 content or null}} (restore: files put back as they were on the base first)."""
+
+    job: str
+
+
+@dataclass(frozen=True)
 class ReadReportRequest:
     """Fetch a file from the report dir (REPORT_DIR, e.g. a JUnit XML the host asked pytest for).
 
@@ -109,6 +119,7 @@ Request = (
     | WriteFileRequest
     | EditFileRequest
     | RunTestRequest
+    | JudgeRequest
     | ReadReportRequest
     | PingRequest
     | ModulesRequest
@@ -121,6 +132,7 @@ REQUEST_TYPES: dict[str, type] = {
     "write_file": WriteFileRequest,
     "edit_file": EditFileRequest,
     "run_test": RunTestRequest,
+    "judge": JudgeRequest,
     "read_report": ReadReportRequest,
     "ping": PingRequest,
     "modules": ModulesRequest,

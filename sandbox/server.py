@@ -17,7 +17,7 @@ from collections.abc import Callable
 from types import SimpleNamespace as Namespace
 from typing import Any, BinaryIO
 
-from sandbox import runner, tools
+from sandbox import judging, runner, tools
 from sandbox.paths import ToolError
 from sandbox.protocol import (
     DEFAULT_ALLOWLIST,
@@ -25,6 +25,7 @@ from sandbox.protocol import (
     TOOL_NAMES,
     EditFileRequest,
     GitDiffRequest,
+    JudgeRequest,
     ModulesRequest,
     PingRequest,
     ProtocolError,
@@ -51,6 +52,10 @@ def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> To
                            evidence=req.evidence is True)
 
 
+def _judge(ctx: tools.Context, req: JudgeRequest, deadline_at: float) -> ToolResult:
+    return judging.judge(req.job, ctx.repo, ctx.sweep, deadline_at)
+
+
 def _ping(ctx: tools.Context, req: PingRequest, deadline_at: float) -> ToolResult:
     return ToolResult(is_error=False, output="pong")
 
@@ -69,6 +74,7 @@ HANDLERS: dict[type, Handler] = {
     WriteFileRequest: tools.write_file,
     EditFileRequest: tools.edit_file,
     RunTestRequest: _run_test,
+    JudgeRequest: _judge,
     ReadReportRequest: tools.read_report,
     PingRequest: _ping,
     ModulesRequest: _modules,

@@ -9,7 +9,7 @@ from typing import Protocol
 from patcher.config import SandboxConfig
 from patcher.errors import SandboxError
 from patcher.intake import StagedRepo
-from sandbox.protocol import GitDiffRequest, Request, RunTestRequest, ToolResult
+from sandbox.protocol import GitDiffRequest, JudgeRequest, Request, RunTestRequest, ToolResult
 
 
 class Sandbox(Protocol):
@@ -41,4 +41,4 @@ def diff_of(box: Sandbox) -> str:
 
 
 def deadline_for(config: SandboxConfig, request: Request) -> float:
-    return config.test_timeout_s if isinstance(request, RunTestRequest) else config.call_timeout_s
+    return config.test_timeout_s if isinstance(request, RunTestRequest | JudgeRequest) else config.call_timeout_s

@@ -15,11 +15,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
-from patcher.result import Reason
 from patcher.sandbox import Sandbox
 from patcher.verify.contain import derived, targets_in
 from patcher.verify.job import Job
@@ -33,19 +31,12 @@ from patcher.verify.policy import (
     tests_only,
 )
 from patcher.verify.probes import find_probes
-from patcher.verify.records import Baseline, Verification
+from patcher.verify.records import Baseline, Findings, Refused, Verification
 from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
 from patcher.verify.testruns import TestRun, run_tests
 from patcher.verify.treediff import Change, tree_changes
+from patcher.verify.twice import judge_twice, verdict
 from sandbox.protocol import ModulesRequest
-
-
-class Ended(Exception):
-    """A verdict reached part-way (raised by the steps below, caught once in verify)."""
-
-    def __init__(self, reason: Reason, message: str, **fields: Any) -> None:
-        super().__init__(message)
-        self.reason, self.message, self.fields = reason, message, fields
 
 
 def run_baseline(job: Job) -> Baseline:
@@ -103,124 +94,133 @@ def verify(job: Job, diff: str) -> Verification:
     """The verdict on `diff`, from the named steps in `_judge`; the job's baseline is the reference."""
     started = time.monotonic()
     base = job.base
-    report = {"command": job.repro, "before": base.repro.outcome if base.repro else "not_run", "after": "not_run"}
-    state: dict[str, Any] = {"runs": []}
+    found = Findings({"command": job.repro, "before": base.repro.outcome if base.repro else "not_run",
+                      "after": "not_run"})
     try:
-        out = _judge(job, diff, report, state)
-    except Ended as e:
-        status = "verified" if e.reason == "verified" else "not_verified"
-        kept = {k: v for k, v in {**state, **e.fields}.items() if k in Verification.__dataclass_fields__}
-        out = Verification(status, e.reason, e.message, report, **kept)
-    out.duration_s = time.monotonic() - started
-    return out
+        message = _judge(job, diff, found)
+    except Refused as e:
+        return found.verdict("not_verified", e.reason, e.message, time.monotonic() - started)
+    return found.verdict("verified", "verified", message, time.monotonic() - started)
 
 
-def _judge(job: Job, diff: str, report: dict[str, Any], state: dict[str, Any]) -> Verification:
-    """The steps in order; each failing one raises Ended. The diff's source part alone is judged against
-    the repo's tests; its new test files run apart (and, as the reproduction, must fail on the base)."""
-    changes = _integrity(job, diff, state)
+def _judge(job: Job, diff: str, found: Findings) -> str:
+    """The steps in order, each filling `found`; a failing one raises Refused. The diff's source part alone
+    is judged against the repo's tests; its new test files run apart (and, as the reproduction, must fail on
+    the base). Returns the verified message."""
+    changes = _integrity(job, diff, found)
     if not job.base.suite_usable:
-        raise Ended("tests_failed", f"the test suite `{job.suite_command}` gave no usable result on the base "
+        raise Refused("tests_failed", f"the test suite `{job.suite_command}` gave no usable result on the base "
                     f"code ({_describe(job.base.suite)}), so regressions cannot be ruled out")
     added = [c.path for c in changes if c.kind == "added" and NEW_TEST_FILE.fullmatch(c.path.split("/")[-1])
              and is_test_path(c.path)]
-    repro, before = _reproduction(job, diff, added, report, state)
-    after = _check_source(job, source_only(diff), repro, report, state)
+    repro, before = _reproduction(job, diff, added, found)
+    after = _check_source(job, source_only(diff), repro, found)
     if added:
-        after = _new_tests(job, diff, added, repro, report, state) or after
-    state["fail_to_pass"] = sorted(before.failed & after.passed)
+        after = _new_tests(job, diff, added, repro, found) or after
+    found.fail_to_pass = sorted(before.failed & after.passed)
     unproven = sorted(before.failed - after.passed)
     if unproven:
-        raise Ended("tests_failed", "tests that failed on the base did not pass with the diff: "
-                    + ", ".join(unproven[:5]))
-    p2p = state["pass_to_pass"]
-    note = f"; {len(state['flaky'])} test(s) flaky on the base too were left out" if state["flaky"] else ""
-    raise Ended("verified", f"`{repro}` failed on the base and passes with the diff; "
-                f"{p2p['total']} test(s) that passed before still pass{note}")
+        raise Refused("tests_failed", "tests that failed on the base did not pass with the diff: "
+                      + ", ".join(unproven[:5]))
+    _second_judge(job, diff if job.repro is None else source_only(diff), added, found, before)
+    note = f"; {len(found.flaky)} test(s) flaky on the base too were left out" if found.flaky else ""
+    return (f"`{repro}` failed on the base and passes with the diff; "
+            f"{found.pass_to_pass['total']} test(s) that passed before still pass{note}")
 
 
-def _reproduction(job: Job, diff: str, added: list[str], report: dict[str, Any], state: dict[str, Any]
-                  ) -> tuple[str, TestRun]:
+def _reproduction(job: Job, diff: str, added: list[str], found: Findings) -> tuple[str, TestRun]:
     """The reproduction and its run on the base: the job's, or (none given) the tests the diff adds, which
     must then fail on the base code with the crash."""
     if job.repro is not None:
         assert job.base.repro is not None
         return job.repro, job.base.repro
     if not added:
-        raise Ended("not_reproduced", "no reproduction: no --test was given, the traceback names no test in "
+        raise Refused("not_reproduced", "no reproduction: no --test was given, the traceback names no test in "
                     "the repo, and the diff adds no test file")
     repro = "python -m pytest -q " + shlex.join(added)
-    report["command"] = repro
-    before = _in_box(job, tests_only(diff), lambda box: _run(box, repro, "base-added-tests", state["runs"]))
-    report["before"] = before.outcome
+    found.reproduction["command"] = repro
+    before = _in_box(job, tests_only(diff), lambda box: _run(box, repro, "base-added-tests", found))
+    found.reproduction["before"] = before.outcome
     if before.outcome != "failed" or not before.crashed(job.exc_type, job.site):
-        raise Ended("not_reproduced", "the tests the diff adds do not fail on the base code with the crash"
+        raise Refused("not_reproduced", "the tests the diff adds do not fail on the base code with the crash"
                     f"{_crash_words(job.exc_type, job.site)} ({_describe(before)}); they prove nothing")
     return repro, before
 
 
-def _new_tests(job: Job, diff: str, added: list[str], repro: str, report: dict[str, Any],
-               state: dict[str, Any]) -> TestRun | None:
+def _second_judge(job: Job, judged: str, added: list[str], found: Findings, before: TestRun) -> None:
+    """The fail-to-pass tests once more outside pytest, on the tree pytest judged them on (twice.py)."""
+    if not found.fail_to_pass or not judged.strip():
+        return
+    tree, changes = apply_diff(job.staged, judged)
+    try:
+        with job.open_box(tree) as box:
+            found.judge = judge_twice(job, box, tree, [c for c in changes if c.path not in added],
+                                      found.fail_to_pass, before)
+    finally:
+        tree.cleanup()
+    verdict(found.judge, job)
+
+
+def _new_tests(job: Job, diff: str, added: list[str], repro: str, found: Findings) -> TestRun | None:
     """The tests the diff adds, with the whole diff: they pass, every time. The run that counts as `after`
     when they are the reproduction."""
     own = job.repro is None
     command = repro if own else "python -m pytest -q " + shlex.join(added)
-    new = _in_box(job, diff, lambda box: _passes_every_time(box, command, "new-tests", state["runs"],
-                                                            report if own else None))
+    new = _in_box(job, diff, lambda box: _passes_every_time(box, command, "new-tests", found, own))
     return new if own else None
 
 
-def _integrity(job: Job, diff: str, state: dict[str, Any]) -> list[Change]:
+def _integrity(job: Job, diff: str, found: Findings) -> list[Change]:
     """Policy on the text, then on what git really changed, then the probe rules on the added lines."""
     staged, base = job.staged, job.base
     policy = check_diff(diff, staged.files)
-    state["files_changed"] = policy.files_changed
+    found.files_changed = policy.files_changed
     if not policy.ok:
-        raise Ended("policy_violation", "the diff breaks the integrity policy: " + "; ".join(policy.violations[:5]))
+        raise Refused("policy_violation", "the diff breaks the integrity policy: " + "; ".join(policy.violations[:5]))
     patched, changes = apply_diff(staged, diff)
     patched.cleanup()
-    state["files_changed"] = [c.path for c in changes]
+    found.files_changed = [c.path for c in changes]
     violations = check_tree(changes, staged.files, protected_names(base.installed), base.test_files)
     unnamed = sorted({c.path for c in changes} - set(policy.files_changed))
     if unnamed:  # the text said one thing and git did another: believe neither
         violations.append("git apply changed files the diff does not name: " + ", ".join(unnamed[:5]))
     if violations:
-        raise Ended("policy_violation", "the diff breaks the integrity policy: " + "; ".join(violations[:5]))
+        raise Refused("policy_violation", "the diff breaks the integrity policy: " + "; ".join(violations[:5]))
     probes = find_probes(changes)
     if probes:
-        state["suspicious"] = [p.quote() for p in probes[:50]]
-        raise Ended("suspicious_diff", f"the diff adds {len(probes)} line(s) that probe the test environment "
-                    "or the harness, which no crash fix needs: " + "; ".join(state["suspicious"][:3]))
+        found.suspicious = [p.quote() for p in probes[:50]]
+        raise Refused("suspicious_diff", f"the diff adds {len(probes)} line(s) that probe the test environment "
+                      "or the harness, which no crash fix needs: " + "; ".join(found.suspicious[:3]))
     return changes
 
 
-def _check_source(job: Job, source: str, repro: str, report: dict[str, Any], state: dict[str, Any]) -> TestRun:
+def _check_source(job: Job, source: str, repro: str, found: Findings) -> TestRun:
     """With the diff's source part only: the reproduction passes every time, and nothing that passed breaks."""
-    runs: list[tuple[str, TestRun]] = state["runs"]
     base, suite_command, own_repro = job.base, job.suite_command, job.repro is None
     targets = None if own_repro else targets_in(repro, suite_command)
+    lost: list[str] = []
 
     def body(box: Sandbox) -> TestRun:
         alone = RERUNS - 1 if targets else RERUNS  # the suite's run of its tests is one of the passes
-        after = None if own_repro else _passes_every_time(box, repro, "repro", runs, report, alone)
-        suite = _run(box, suite_command, "suite", runs)
+        after = None if own_repro else _passes_every_time(box, repro, "repro", found, True, alone)
+        suite = _run(box, suite_command, "suite", found)
         if not (suite.reported or base.suite.passed == set()):
-            raise Ended("tests_failed", f"the test suite gave no usable result with the diff ({_describe(suite)})")
+            raise Refused("tests_failed", f"the test suite gave no usable result with the diff ({_describe(suite)})")
         if targets:
-            _passes_in_suite(box, repro, targets, suite, runs, report)
-        lost = sorted(base.suite.passed - suite.passed)
-        state["regressions"], state["flaky"] = rerun_failing(box, suite_command, lost, runs)
+            _passes_in_suite(box, repro, targets, suite, found)
+        still, found.flaky = rerun_failing(box, suite_command, sorted(base.suite.passed - suite.passed), found.runs)
+        lost.extend(still)
         return after or suite
 
     after = _in_box(job, source, body)
-    regressions, flaky = state.pop("regressions"), state["flaky"]
-    if flaky:
-        regressions, flaky = flaky_on_base(job.staged, job.open_box, suite_command, regressions, flaky, runs)
-        state["flaky"] = flaky
-    state["pass_to_pass"] = {"total": len(base.suite.passed) - len(flaky), "regressions": regressions}
+    regressions = lost
+    if found.flaky:
+        regressions, found.flaky = flaky_on_base(job.staged, job.open_box, suite_command, regressions, found.flaky,
+                                                 found.runs)
+    found.pass_to_pass = {"total": len(base.suite.passed) - len(found.flaky), "regressions": regressions}
     if regressions:
-        raise Ended("regression", f"{len(regressions)} test(s) that passed on the base fail with the diff: "
-                    + ", ".join(regressions[:5]))
+        raise Refused("regression", f"{len(regressions)} test(s) that passed on the base fail with the diff: "
+                      + ", ".join(regressions[:5]))
     return after
 
 
@@ -235,43 +235,44 @@ def _in_box(job: Job, diff: str, body: Callable[[Sandbox], TestRun]) -> TestRun:
             tree.cleanup()
 
 
-def _run(box: Sandbox, command: str, name: str, runs: list[tuple[str, TestRun]]) -> TestRun:
+def _run(box: Sandbox, command: str, name: str, found: Findings) -> TestRun:
     """One run, recorded; a run whose stream, report and exit code disagree ends the verification."""
     run = run_tests(box, command, name)
-    runs.append((name, run))
+    found.runs.append((name, run))
     if run.tampered:
-        raise Ended("report_tampered", f"`{command}`: {run.tampered}; its results cannot be believed")
+        raise Refused("report_tampered", f"`{command}`: {run.tampered}; its results cannot be believed")
     return run
 
 
-def _passes_in_suite(box: Sandbox, repro: str, targets: list[str], suite: TestRun, runs: list[tuple[str, TestRun]],
-                     report: dict[str, Any]) -> None:
+def _passes_in_suite(box: Sandbox, repro: str, targets: list[str], suite: TestRun, found: Findings) -> None:
     """The reproduction's last required pass: its tests within the suite's run, else one more run alone."""
     shared = derived(suite, repro, targets)
-    last = shared if shared is not None else _run(box, repro, f"repro-rerun-{RERUNS}", runs)
+    last = shared if shared is not None else _run(box, repro, f"repro-rerun-{RERUNS}", found)
     if last.outcome != "passed":
-        report["after"] = "flaky"
+        found.reproduction["after"], found.flaky = "flaky", [repro]
         where = "within the suite" if shared is not None else "on a rerun"
-        raise Ended("tests_failed", f"`{repro}` is flaky with the diff (passed, then {last.outcome} {where}); "
-                    "a flaky pass is not a pass", flaky=[repro])
+        raise Refused("tests_failed", f"`{repro}` is flaky with the diff (passed, then {last.outcome} {where}); "
+                      "a flaky pass is not a pass")
 
 
-def _passes_every_time(box: Sandbox, command: str, name: str, runs: list[tuple[str, TestRun]],
-                       report: dict[str, Any] | None, reruns: int = RERUNS) -> TestRun:
-    """The run passes, and again on `reruns` reruns: a fix that passes only sometimes is no fix."""
-    first = _run(box, command, name, runs)
+def _passes_every_time(box: Sandbox, command: str, name: str, found: Findings, is_repro: bool,
+                       reruns: int = RERUNS) -> TestRun:
+    """The run passes, and again on `reruns` reruns: a fix that passes only sometimes is no fix. When the run
+    is the reproduction's (`is_repro`), its outcome is the reproduction's `after`."""
+    first = _run(box, command, name, found)
     outcomes = [first.outcome]
     for n in range(reruns):
-        outcomes.append(_run(box, command, f"{name}-rerun-{n + 1}", runs).outcome)
+        outcomes.append(_run(box, command, f"{name}-rerun-{n + 1}", found).outcome)
         if outcomes[0] != "passed":
             break
-    if report is not None:
-        report["after"] = "flaky" if len(set(outcomes)) > 1 else first.outcome
+    if is_repro:
+        found.reproduction["after"] = "flaky" if len(set(outcomes)) > 1 else first.outcome
     if len(set(outcomes)) > 1:
-        raise Ended("tests_failed", f"`{command}` is flaky with the diff ({', then '.join(outcomes)}); "
-                    "a flaky pass is not a pass", flaky=[command])
+        found.flaky = [command]
+        raise Refused("tests_failed", f"`{command}` is flaky with the diff ({', then '.join(outcomes)}); "
+                      "a flaky pass is not a pass")
     if first.outcome != "passed":
-        raise Ended("tests_failed", f"`{command}` still does not pass with the diff ({_describe(first)})")
+        raise Refused("tests_failed", f"`{command}` still does not pass with the diff ({_describe(first)})")
     return first
 
 

@@ -11,6 +11,15 @@ from patcher.verify.testruns import TestRun
 NO_TESTS_COLLECTED = 5
 
 
+class Refused(Exception):
+    """The diff is not verified, for `reason`: the one exception the verification steps raise, caught once in
+    check.verify(). What the steps found so far stays in their Findings."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason, self.message = reason, message
+
+
 @dataclass
 class Baseline:
     repro: TestRun | None
@@ -35,6 +44,53 @@ class Baseline:
 
 
 @dataclass
+class Findings:
+    """What the verification steps found, filled in as they run (check.py); the verdict carries it out."""
+
+    reproduction: dict[str, Any]
+    """The reproduction's command and its outcome before and after the diff."""
+    files_changed: list[str] = field(default_factory=list)
+    """The files the diff changes, as git applied them (the text's names until git has applied it)."""
+    fail_to_pass: list[str] = field(default_factory=list)
+    """Tests that failed on the base and pass with the diff."""
+    pass_to_pass: dict[str, Any] = field(default_factory=lambda: {"total": 0, "regressions": []})
+    """How many tests that passed on the base still pass, and which do not."""
+    flaky: list[str] = field(default_factory=list)
+    """Tests (or commands) that passed, then failed: never a pass."""
+    runs: list[tuple[str, TestRun]] = field(default_factory=list)
+    """Every test run, by name, in order."""
+    suspicious: list[str] = field(default_factory=list)
+    """Quoted added lines that probe the test environment (reason suspicious_diff)."""
+    judge: SecondJudge | None = None
+    """What the second judge (outside pytest) and the perturbed reproductions found; None when not reached."""
+
+    def verdict(self, status: str, reason: Reason, message: str, duration_s: float) -> Verification:
+        return Verification(status, reason, message, self.reproduction, self.files_changed, self.fail_to_pass,
+                            self.pass_to_pass, self.flaky, duration_s, self.runs, self.suspicious, self.judge)
+
+
+@dataclass
+class SecondJudge:
+    """The fail-to-pass tests as the image's own runner judged them (verify/twice.py)."""
+
+    judged_twice: list[str] = field(default_factory=list)
+    """Tests both judges ran, and both passed with the diff."""
+    judged_once: list[dict[str, str]] = field(default_factory=list)
+    """Tests only pytest judged ({"test", "why"}): never counted as agreeing."""
+    disagreed: list[dict[str, str]] = field(default_factory=list)
+    """Tests pytest passed and the second judge did not ({"test", "pytest", "second_judge"})."""
+    variants: dict[str, Any] = field(default_factory=dict)
+    """The perturbed reproductions: how many were tried, how many crash the base, the ones the fix still crashes."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user should know that is not a refusal (e.g. no fail-to-pass test could be judged twice)."""
+    duration_s: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"judged_twice": self.judged_twice, "judged_once": self.judged_once, "disagreed": self.disagreed,
+                "variants": self.variants, "duration_s": round(self.duration_s, 3)}
+
+
+@dataclass
 class Verification:
     status: str
     reason: Reason
@@ -48,10 +104,18 @@ class Verification:
     runs: list[tuple[str, TestRun]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)
     """Quoted added lines that probe the test environment (reason suspicious_diff)."""
+    judge: SecondJudge | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.judge.warnings) if self.judge else []
 
     def as_json(self) -> dict[str, Any]:
         out = {"reproduction": self.reproduction, "fail_to_pass": self.fail_to_pass,
                "pass_to_pass": self.pass_to_pass, "flaky": self.flaky, "duration_s": round(self.duration_s, 3)}
         if self.suspicious:
             out["suspicious_lines"] = self.suspicious
+        if self.judge is not None:
+            out["judged_once"] = [j["test"] for j in self.judge.judged_once]
+            out["second_judge"] = self.judge.as_json()
         return out

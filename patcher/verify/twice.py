@@ -1,0 +1,190 @@
+"""The second judge and the perturbed reproductions, after pytest has passed the fix.
+
+One fresh box holds the tree the fail-to-pass tests were judged on. The image's own runner
+(sandbox/judge/, no test framework; sandbox/judging.py gives it a random copy of the tree, an empty working
+directory and a bare environment) runs twice there:
+- on the base (the files the diff's source part changed put back): each fail-to-pass test, and the
+  variants perturb.py derives from it. A test counts as judged twice only if this run sees it fail; a
+  variant counts only if it crashes the base the same way (exception type, through the crash site).
+- with the diff: each counted test must pass (else `behaves_differently`, both outcomes shown), and no
+  counted variant may still crash the same way (else `overfitted`, the variant quoted). A variant that
+  fails an assertion is not held against the fix.
+A test the judge cannot run is judged once: listed, never counted as agreeing. Outcomes come back on the
+judge's signed channel; a test with no record failed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from patcher.intake import StagedRepo
+from patcher.sandbox import Sandbox
+from patcher.verify.evidence import Failure, Stream, crashed
+from patcher.verify.job import Job
+from patcher.verify.perturb import Variant, added_literals, special_cased, variants
+from patcher.verify.pyvariants import under_pytest
+from patcher.verify.records import Refused, SecondJudge
+from patcher.verify.testruns import TestRun
+from patcher.verify.treediff import Change
+from sandbox.protocol import JudgeRequest
+
+Case = tuple[str, str, Variant | None]
+"""(the test as pytest named it, its node id, the variant or None for the test itself), by case id."""
+
+
+@dataclass
+class Answers:
+    """One judge run's records by case id: {"outcome", "exc", "frames", "why"}; `problem` when forged."""
+
+    by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+    problem: str | None = None
+    note: str = ""
+
+
+def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str],
+                before: TestRun) -> SecondJudge:
+    """The second judge's verdict on `tests` (fail-to-pass node ids) in `box`, over `tree` (the judged tree);
+    `before` is pytest's run of them on the base."""
+    started = time.monotonic()
+    out = SecondJudge()
+    nodes = {t: _node_id(t, tree.files) for t in tests}
+    runnable = [t for t, n in nodes.items() if n]
+    out.judged_once += [{"test": t, "why": "not a test function the second judge can address"}
+                        for t, n in nodes.items() if not n]
+    tried = variants(tree.path, [str(nodes[t]) for t in runnable]) if runnable else []
+    cases: dict[str, Case] = {f"t{i}": (t, str(nodes[t]), None) for i, t in enumerate(runnable)}
+    cases |= {f"v{i}": (v.test, v.test, v) for i, v in enumerate(tried)}
+    base = _ask(box, cases, _restore(job.staged, changes))
+    counted = [k for k in cases if k.startswith("t") and _fails_alike(base.by_id.get(k), cases[k][0], job, before)]
+    for k in cases:
+        if k.startswith("t") and k not in counted:
+            got = base.by_id.get(k, {})
+            why = got.get("why") or f"outside pytest it does not fail on the base as under pytest ({_said(got)})"
+            out.judged_once.append({"test": cases[k][0], "why": str(why)})
+    crash = _crash_of(job, [base.by_id.get(k) for k in counted])
+    held = [k for k in cases if k.startswith("v") and crash is not None and _crash(base.by_id.get(k), *crash)
+            and _of_counted(cases[k][1], counted, cases)]
+    after = _ask(box, {k: cases[k] for k in counted + held}, {}) if counted else Answers()
+    for problem in (base.problem, after.problem):
+        if problem:
+            raise Refused("report_tampered", f"the second judge's evidence: {problem}; its results cannot be believed")
+    for k in counted:
+        got = after.by_id.get(k, {})
+        if got.get("outcome") == "passed":
+            out.judged_twice.append(cases[k][0])
+        else:
+            out.disagreed.append({"test": cases[k][0], "pytest": "passed", "second_judge": _said(got, after.note)})
+    still = [v for k in held if (v := cases[k][2]) and crash and _crash(after.by_id.get(k), *crash)]
+    once = [str(nodes[cases[k][0]]) for k in cases if k.startswith("t") and k not in counted]
+    more, base_too, still_too = under_pytest(box, job.staged, tree, changes, once, _crash_of(job, []))
+    tried, still, crashing = tried + more, still + still_too, len(held) + len(base_too)
+    added = added_literals(changes, job.staged.path)
+    cased = [v.quote for v in still if special_cased(v, added)]
+    still_quotes = [v.quote for v in still]
+    out.variants = {"tried": len(tried), "crash_the_base": crashing, "under_pytest": len(more), "still_crash": cased,
+                    "still_crash_unheld": [q for q in still_quotes if q not in cased]}
+    if out.variants["still_crash_unheld"]:
+        out.warnings.append(f"{len(still) - len(cased)} variant(s) of the reproduction still crash with the diff "
+                            "(it adds none of their literals, so they are not held against it), e.g. "
+                            + out.variants["still_crash_unheld"][0])
+    if tests and not out.judged_twice:
+        out.warnings.append("no fail-to-pass test could be judged twice (outside pytest as well): "
+                            + "; ".join(f"{j['test']}: {j['why']}" for j in out.judged_once[:3]))
+    out.duration_s = time.monotonic() - started
+    return out
+
+
+def verdict(judge: SecondJudge, job: Job) -> None:
+    """Refused when the judges disagree or a variant still crashes; nothing when they agree."""
+    if judge.disagreed:
+        shown = "; ".join(f"{d['test']}: pytest {d['pytest']}, the second judge {d['second_judge']}"
+                          for d in judge.disagreed[:3])
+        raise Refused("behaves_differently", "the fix behaves differently outside pytest (run directly, from a "
+                      f"random path, in an empty directory, with a bare environment): {shown}")
+    still = judge.variants.get("still_crash") or []
+    if still:
+        raise Refused("overfitted", f"the fix handles only the tested input: with {still[0]}, the reproduction "
+                      f"still raises {job.exc_type or 'the same exception'} through the crash site"
+                      + (f" ({len(still)} variant(s) in all)" if len(still) > 1 else ""))
+
+
+def _ask(box: Sandbox, cases: dict[str, Case], restore: dict[str, str | None]) -> Answers:
+    spec = {"cases": [{"id": k, "test": node, "source": v.source if v else None} for k, (_, node, v) in cases.items()],
+            "restore": restore}
+    result = box.call(JudgeRequest(job=json.dumps(spec)))
+    got = result.data.get("evidence")
+    out = Answers(note="timed out" if result.timed_out else "")
+    if not isinstance(got, dict):
+        out.note = out.note or (result.output.strip().splitlines() or ["no answer"])[0][:200]
+        return out
+    out.problem = got.get("problem")
+    for rec in got.get("records") or []:
+        if rec.get("k") == "test" and str(rec.get("id")) in cases:
+            out.by_id[str(rec["id"])] = rec
+    return out
+
+
+def _restore(staged: StagedRepo, changes: list[Change]) -> dict[str, str | None]:
+    """The source files the diff changed, as they are on the base (None: the diff added it)."""
+    out: dict[str, str | None] = {}
+    for c in changes:
+        base = staged.path / c.path
+        out[c.path] = None if c.kind == "added" else base64.b64encode(base.read_bytes()).decode()
+    return out
+
+
+def _fails_alike(rec: dict[str, Any] | None, test: str, job: Job, before: TestRun) -> bool:
+    """Whether the judge saw the test fail on the base as pytest did: the job's exception type through the
+    crash site, else the type pytest saw (a test that needs pytest's working directory fails otherwise)."""
+    seen = before.stream.failures.get(test, []) if before.stream else []
+    exc = job.exc_type or next((f.exc for f in seen if f.exc), "")
+    if not rec or rec.get("outcome") != "failed":
+        return False
+    return not exc or _crash(rec, exc, job.site if job.exc_type else None)
+
+
+def _crash_of(job: Job, base: list[dict[str, Any] | None]) -> tuple[str, tuple[str, str] | None] | None:
+    """The crash a variant must show: the job's exception type (else the one the tests raised on the base)
+    and site. None when it would be an assertion's: a variant failing an assertion is no crash."""
+    exc = job.exc_type or next((str(r.get("exc")) for r in base if r and r.get("exc")), "")
+    if not exc or exc.rsplit(".", 1)[-1] == "AssertionError":
+        return None
+    return exc, job.site
+
+
+def _crash(rec: dict[str, Any] | None, exc: str, site: tuple[str, str] | None) -> bool:
+    """Whether the record shows a failure with the exception type through the crash site."""
+    if not rec or rec.get("outcome") != "failed":
+        return False
+    frames = [(str(f[0]), str(f[1])) for f in rec.get("frames") or []]
+    stream = Stream(failed={"x"}, failures={"x": [Failure(str(rec.get("exc") or ""), frames)]})
+    return crashed(stream, {"x"}, exc, site)
+
+
+def _of_counted(node: str, counted: list[str], cases: dict[str, Case]) -> bool:
+    return any(cases[k][1] == node for k in counted)
+
+
+def _said(rec: dict[str, Any], note: str = "") -> str:
+    if not rec:
+        return f"left no record ({note})" if note else "left no record"
+    outcome = str(rec.get("outcome"))
+    if outcome == "failed":
+        return f"failed ({rec.get('exc')}: {str(rec.get('message') or '')[:120]})"
+    return f"{outcome} ({rec['why']})" if rec.get("why") else outcome
+
+
+def _node_id(test: str, files: list[str]) -> str | None:
+    """A pytest node id for a fail-to-pass test: as is, or from a unittest id (`pkg.test_x.Case.test_y`)."""
+    if "::" in test:
+        return test if test.split("::")[0].endswith(".py") else None
+    parts = test.split(".")
+    for n in range(len(parts) - 1, 0, -1):
+        path = "/".join(parts[:n]) + ".py"
+        if path in files:
+            return "::".join([path, *parts[n:]])
+    return None

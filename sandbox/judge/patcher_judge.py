@@ -1,0 +1,370 @@
+"""The second judge: `python -I patcher_judge.py JOBFILE`, started by the tool server (sandbox/judging.py).
+
+Runs named tests with no test framework: the test module loaded from its file (its `import pytest` gets
+standin.py, which is never put in sys.modules), plain functions, methods of plain classes, and
+`unittest.TestCase` methods (`setUp`/`tearDown`, cleanups) called directly; `tmp_path`, `monkeypatch`,
+`capsys`, the module's own fixtures and `mark.parametrize` provided. A test that needs more (a conftest
+fixture, `usefixtures`, `xfail`, a fixture with params, a coroutine) is reported `unjudged`, never run.
+
+Outcomes leave as HMAC-signed records on an inherited fd, as the harness's do (harness/patcher_channel.py):
+the key comes on stdin, which is then /dev/null; nothing of it is in the environment, argv or a file.
+Standard library only; it imports no test framework (not even unittest: TestCase is recognised by name).
+"""
+
+import builtins
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import itertools
+import json
+import os
+import pathlib
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+_write, _dumps, _sha256 = os.write, json.dumps, hashlib.sha256  # bound before any repository code runs
+_HERE = os.path.dirname(os.path.abspath(__file__))
+BUILTIN_FIXTURES = ("tmp_path", "monkeypatch", "capsys")
+_STEPS = ("setup_method", "teardown_method")
+
+
+class Unjudged(Exception):
+    """The test needs something this runner does not provide: it is judged by pytest alone."""
+
+
+class Channel:
+    def __init__(self, fd: int, key: bytes) -> None:
+        self.fd, self.key, self.seq = fd, key, 0
+        os.set_inheritable(fd, False)
+
+    def emit(self, record: dict[str, Any]) -> None:
+        body = _dumps({**record, "seq": self.seq}, sort_keys=True).encode()
+        self.seq += 1
+        block = self.key.ljust(64, b"\0")
+        inner = _sha256(bytes(b ^ 0x36 for b in block) + body).digest()
+        line = body + b"\t" + _sha256(bytes(b ^ 0x5C for b in block) + inner).hexdigest().encode() + b"\n"
+        while line:
+            line = line[_write(self.fd, line):]
+
+
+class Judge:
+    def __init__(self, root: str, tmp: str) -> None:
+        self.root, self.tmp = root.rstrip("/"), tmp
+        spec = importlib.util.spec_from_file_location("pytest", os.path.join(_HERE, "standin.py"))
+        assert spec is not None and spec.loader is not None
+        self.standin = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.standin)
+        self.builtins = {**builtins.__dict__, "__import__": self._import}
+        self.conftests: dict[str, Any] = {}
+        self.modules: dict[tuple[str, str], Any] = {}
+
+    def _import(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        """`import pytest` in a test module or conftest: the stand-in; anything else as usual."""
+        if level == 0 and (name == "pytest" or name.startswith("pytest.")):
+            return self.standin
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+    def load(self, path: str, source: str | None) -> Any:
+        """The test module (`source` in place of the file's text for a variant), named as pytest names it."""
+        text = source if source is not None else pathlib.Path(path).read_text(encoding="utf-8")
+        if (path, text) in self.modules:
+            return self.modules[(path, text)]
+        self._conftests(os.path.dirname(path))
+        name, base = module_name(path)
+        if base not in sys.path:
+            sys.path.insert(0, base)
+        if "." in name:
+            importlib.import_module(name.rpartition(".")[0])
+        module = self._exec(name, path, text)
+        self.modules[(path, text)] = module
+        return module
+
+    def _exec(self, name: str, path: str, text: str) -> Any:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None
+        module = importlib.util.module_from_spec(spec)
+        module.__dict__["__builtins__"] = self.builtins
+        sys.modules[name] = module
+        exec(compile(text, path, "exec", dont_inherit=True), module.__dict__)
+        return module
+
+    def _conftests(self, folder: str) -> None:
+        """The conftest files from the root down to the test's folder, run as pytest would before the module;
+        one that does not load, or that hooks how tests run, makes the folder's tests unjudged."""
+        rel = os.path.relpath(folder, self.root)
+        parts = [] if rel == "." else rel.split(os.sep)
+        for n in range(len(parts) + 1):
+            path = os.path.join(self.root, *parts[:n], "conftest.py")
+            if path in self.conftests or not os.path.isfile(path):
+                if isinstance(self.conftests.get(path), Unjudged):
+                    raise self.conftests[path]
+                continue
+            try:
+                name, base = module_name(path)
+                if base not in sys.path:
+                    sys.path.insert(0, base)
+                text = pathlib.Path(path).read_text(encoding="utf-8")
+                module = self._exec(name if "." in name else f"conftest_{n}", path, text)
+            except Exception as e:
+                self.conftests[path] = Unjudged(f"{path[len(self.root) + 1:]} does not load outside pytest "
+                                                f"({type(e).__name__})")
+                raise self.conftests[path] from None
+            hooks = [k for k in vars(module) if k.startswith(("pytest_runtest", "pytest_pyfunc", "pytest_plugins"))]
+            autouse = [f for f in fixtures_of(module).values() if f.autouse]
+            if hooks or autouse:
+                what = f"hook {hooks[0]}" if hooks else f"autouse fixture {autouse[0].name}"
+                self.conftests[path] = Unjudged(f"{path[len(self.root) + 1:]} has a {what}")
+                raise self.conftests[path]
+            self.conftests[path] = module
+
+    def run(self, node: str, source: str | None) -> dict[str, Any]:
+        """One test by pytest node id: {"outcome": passed|failed|skipped|unjudged, ...}."""
+        try:
+            call, cleanup = self._prepare(node, source)
+        except Unjudged as e:
+            return {"outcome": "unjudged", "why": str(e)}
+        except BaseException as e:  # the module does not import: the test fails, as far as this judge knows
+            return self._failed(e)
+        outcome: dict[str, Any] = {"outcome": "passed"}
+        try:
+            call()
+        except BaseException as e:
+            outcome = self._failed(e)
+        for undo in reversed(cleanup):
+            try:
+                undo()
+            except BaseException as e:
+                if outcome["outcome"] == "passed":
+                    outcome = self._failed(e)
+        return outcome
+
+    def _failed(self, e: BaseException) -> dict[str, Any]:
+        if type(e).__name__ in ("SkipTest", "Skipped"):
+            return {"outcome": "skipped", "why": str(e)[:200]}
+        return {"outcome": "failed", "exc": type_name(type(e)), "frames": self.frames(e.__traceback__),
+                "message": str(e)[:300]}
+
+    def _prepare(self, node: str, source: str | None) -> tuple[Callable[[], None], list[Callable[[], None]]]:
+        rel, *names = node.split("::")
+        if not names:
+            raise Unjudged("not a test function")
+        names[-1], _, param_id = names[-1].partition("[")
+        module = self.load(os.path.join(self.root, rel), source)
+        if any(m.name in ("usefixtures", "xfail") for m in marks(module)):
+            raise Unjudged("the module is marked usefixtures or xfail")
+        owner: Any = module
+        for n in names[:-1]:
+            owner = getattr(owner, n)
+        if names[:-1] and is_testcase(owner):
+            return testcase(owner, names[-1]), []
+        func = getattr(owner, names[-1])
+        if inspect.iscoroutinefunction(func) or getattr(func, "__unittest_expecting_failure__", False):
+            raise Unjudged("a coroutine or expected-failure test")
+        cleanup: list[Callable[[], None]] = []
+        inst = owner() if names[:-1] else None
+        bound = getattr(inst, names[-1]) if inst is not None else func
+        args = self._arguments(module, func, param_id.rstrip("]") if param_id else None, cleanup)
+        setups = [(getattr(inst, s, None), s) for s in _STEPS] if inst is not None else [
+            (getattr(module, s, None), s) for s in ("setup_function", "teardown_function")]
+        if setups[0][0] is not None:
+            setups[0][0](bound)
+        if setups[1][0] is not None:
+            cleanup.insert(0, lambda: setups[1][0](bound))  # type: ignore[misc]
+        return (lambda: bound(**args)), cleanup
+
+    def _arguments(self, module: Any, func: Any, param_id: str | None, cleanup: list[Callable[[], None]]
+                   ) -> dict[str, Any]:
+        params = parametrized(func, param_id)
+        own = fixtures_of(module)
+        wanted = [n for n, p in inspect.signature(func).parameters.items()
+                  if n != "self" and p.default is inspect.Parameter.empty and n not in params]
+        args = dict(params)
+        for fx in [f for f in own.values() if f.autouse]:
+            self._fixture(fx.name, own, cleanup, {})
+        for name in wanted:
+            args[name] = self._fixture(name, own, cleanup, {})
+        return {k: v for k, v in args.items() if k in inspect.signature(func).parameters}
+
+    def _fixture(self, name: str, own: dict[str, Any], cleanup: list[Callable[[], None]], made: dict[str, Any]) -> Any:
+        if name in made:
+            return made[name]
+        if name in own:
+            fx = own[name]
+            if fx.params is not None:
+                raise Unjudged(f"fixture {name} has params")
+            deps = [n for n, p in inspect.signature(fx.func).parameters.items() if p.default is inspect.Parameter.empty]
+            value = fx.func(**{d: self._fixture(d, own, cleanup, made) for d in deps})
+            if inspect.isgenerator(value):
+                gen, value = value, next(value)
+
+                def finish() -> None:
+                    next(gen, None)
+                cleanup.append(finish)
+        elif name in BUILTIN_FIXTURES:
+            value = self._builtin(name, cleanup)
+        else:
+            raise Unjudged(f"fixture {name!r} is not one this judge provides (a conftest or plugin fixture)")
+        made[name] = value
+        return value
+
+    def _builtin(self, name: str, cleanup: list[Callable[[], None]]) -> Any:
+        if name == "tmp_path":
+            return pathlib.Path(tempfile.mkdtemp(dir=self.tmp))
+        fixture = self.standin.MonkeyPatch() if name == "monkeypatch" else self.standin.CaptureFixture()
+        cleanup.append(fixture.undo if name == "monkeypatch" else fixture.close)
+        return fixture
+
+    def frames(self, tb: Any, limit: int = 60) -> list[list[str]]:
+        out: list[list[str]] = []
+        prefix = self.root + "/"
+        while tb is not None and len(out) < limit:
+            code = tb.tb_frame.f_code
+            if code.co_filename.startswith(prefix):
+                out.append([code.co_filename[len(prefix):], code.co_name])
+            tb = tb.tb_next
+        return out
+
+
+def module_name(path: str) -> tuple[str, str]:
+    """(dotted name, import root) as pytest's default import mode names a file: up through __init__.py."""
+    folder, name = os.path.split(path[:-3])
+    parts = [name]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, pkg = os.path.split(folder)
+        parts.insert(0, pkg)
+    return ".".join(parts), folder
+
+
+def fixtures_of(module: Any) -> dict[str, Any]:
+    defs = [getattr(v, "_judge_fixture", None) for v in list(vars(module).values())]
+    return {d.name: d for d in defs if d is not None and hasattr(d, "autouse")}
+
+
+def marks(obj: Any) -> list[Any]:
+    got = getattr(obj, "pytestmark", [])
+    return [m for m in (got if isinstance(got, list) else [got]) if hasattr(m, "name")]
+
+
+def is_testcase(cls: Any) -> bool:
+    return isinstance(cls, type) and any(
+        c.__name__ == "TestCase" and c.__module__ == "unittest.case" for c in cls.__mro__)
+
+
+def testcase(cls: Any, method: str) -> Callable[[], None]:
+    """setUpClass, setUp, the method, tearDown, the cleanups, tearDownClass: called directly."""
+    if getattr(getattr(cls, method), "__unittest_expecting_failure__", False):
+        raise Unjudged("an expected-failure test")
+
+    def call() -> None:
+        cls.setUpClass()
+        try:
+            inst = cls(method)
+            try:
+                inst.setUp()
+                try:
+                    getattr(inst, method)()
+                finally:
+                    inst.tearDown()
+            finally:
+                inst.doCleanups()
+        finally:
+            cls.tearDownClass()
+            cls.doClassCleanups()
+    return call
+
+
+def parametrized(func: Any, param_id: str | None) -> dict[str, Any]:
+    """The arguments of the parametrize case whose id pytest would give as `param_id`."""
+    sets = [m for m in marks(func) if m.name == "parametrize"]
+    if not sets:
+        if param_id is not None:
+            raise Unjudged("a parametrized id with no parametrize mark the judge can read")
+        return {}
+    axes = [_cases(m) for m in sets]
+    for combo in itertools.product(*reversed(axes)):
+        pid = "-".join(c[0] for c in reversed(combo))
+        if pid == param_id:
+            out: dict[str, Any] = {}
+            for _, args, xfail in combo:
+                if xfail:
+                    raise Unjudged("an xfail parameter")
+                out.update(args)
+            return out
+    raise Unjudged(f"no parametrize case has the id {param_id!r}")
+
+
+def _cases(m: Any) -> list[tuple[str, dict[str, Any], bool]]:
+    argnames, values = m.args[0], list(m.args[1]) if len(m.args) > 1 else list(m.kwargs.get("argvalues", []))
+    names = [n.strip() for n in argnames.split(",")] if isinstance(argnames, str) else list(argnames)
+    ids = m.kwargs.get("ids")
+    if m.kwargs.get("indirect"):
+        raise Unjudged("indirect parametrization")
+    out: list[tuple[str, dict[str, Any], bool]] = []
+    for n, raw in enumerate(values):
+        given = getattr(raw, "id", None) if type(raw).__name__ == "ParameterSet" else None
+        xfail = any(getattr(k, "mark", k).name == "xfail" for k in getattr(raw, "marks", ())) \
+            if type(raw).__name__ == "ParameterSet" else False
+        vals = raw.values if type(raw).__name__ == "ParameterSet" else (raw if len(names) > 1 else (raw,))
+        pid = given
+        if pid is None and isinstance(ids, list | tuple) and n < len(ids) and ids[n] is not None:
+            pid = str(ids[n])
+        if pid is None and callable(ids):
+            got = [ids(v) for v in vals]
+            pid = "-".join(g if g is not None else _idval(v, k, n) for g, v, k in zip(got, vals, names, strict=False))
+        if pid is None:
+            pid = "-".join(_idval(v, k, n) for v, k in zip(vals, names, strict=False))
+        out.append((pid, dict(zip(names, vals, strict=False)), xfail))
+    seen = [p for p, _, _ in out]
+    if len(set(seen)) < len(seen):  # pytest makes repeated ids unique with a counter
+        counts: dict[str, int] = {}
+        fixed = []
+        for pid, args, xf in out:
+            if seen.count(pid) > 1:
+                counts[pid] = counts.get(pid, -1) + 1
+                pid = f"{pid}{counts[pid]}"
+            fixed.append((pid, args, xf))
+        out = fixed
+    return out
+
+
+def _idval(value: Any, argname: str, n: int) -> str:
+    if isinstance(value, str):
+        return value.encode("unicode_escape").decode("ascii") if not value.isascii() else value
+    if value is None or isinstance(value, int | float | complex | bool):
+        return str(value)
+    if isinstance(value, type | type(len)) and hasattr(value, "__name__"):
+        return str(value.__name__)
+    return f"{argname}{n}"
+
+
+def type_name(exc_type: type) -> str:
+    mod = exc_type.__module__
+    return exc_type.__qualname__ if mod == "builtins" else f"{mod}.{exc_type.__qualname__}"
+
+
+def main() -> int:
+    with open(sys.argv[1], encoding="utf-8") as f:
+        job = json.load(f)
+    os.unlink(sys.argv[1])
+    key = bytes.fromhex(sys.stdin.read().strip())
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.argv = [""]  # as an embedded interpreter has it: nothing names a runner
+    channel = Channel(int(job["record_fd"]), key)
+    judge = Judge(job["root"], job["tmp"])
+    for path in (judge.root, os.path.join(judge.root, "src")):
+        if os.path.isdir(path):
+            sys.path.append(path)
+    for case in job["cases"]:
+        got = judge.run(case["test"], case.get("source"))
+        channel.emit({"k": "test", "id": case["id"], **got})
+    channel.emit({"k": "end", "exit": 0})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from patcher.agent import Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
+from patcher.agent import STRIKES, Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
 from patcher.model import LLM, ModelConfig, OpenAIModel
 from patcher.prepare import EngineContext, verify_job
 from patcher.race import Side
@@ -200,7 +200,8 @@ def _spent(side: Side[Proposal], name: str) -> dict[str, Any]:
 def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, run: EngineContext, allowed: int
                     ) -> tuple[AgentResult, str, Verification | None, list[dict[str, Any]]]:
     """Verify the agent's diff; while rejected (and the agent finished on its own, within `allowed`
-    verifications), tell it why and let it go on. A diff unchanged since the last verdict is not re-run."""
+    verifications), tell it why and let it go on. A diff unchanged since the last verdict is not re-run.
+    One strike: a diff refused as gaming the verification (STRIKES) ends the job at once."""
     attempts: list[dict[str, Any]] = []
     ver: Verification | None = None
     while True:
@@ -216,6 +217,9 @@ def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, 
         attempts.append(attempt_record(len(attempts) + 1, ver, diff))
         run.trace.emit("attempt", **attempts[-1])
         if ver.status == "verified" or outcome.reason != "finished" or len(attempts) >= allowed:
+            return outcome, diff, ver, attempts
+        if ver.reason in STRIKES:
+            run.progress(f"attempt {len(attempts)} refused ({ver.reason}) as gaming the verification: the job ends")
             return outcome, diff, ver, attempts
         run.progress(f"attempt {len(attempts)} rejected ({ver.reason}): the agent hears why")
         outcome = agent.resume(verdict_note(ver, len(attempts), allowed))

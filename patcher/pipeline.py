@@ -103,7 +103,8 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     trace.emit("engines", engine=p.engine, engines=p.spend)
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
                   engine=p.engine, engines=p.spend,
-                  files_changed=p.verification.files_changed if p.verification else [], warnings=p.warnings,
+                  files_changed=p.verification.files_changed if p.verification else [],
+                  warnings=list(dict.fromkeys([*p.warnings, *(p.verification.warnings if p.verification else [])])),
                   verification=p.verification.as_json() if p.verification else None,
                   provenance=provenance(job, spec.repo, spec.ref, settings.test_command, p.verification, p.diff)
                   if p.verification else None)

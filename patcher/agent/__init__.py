@@ -3,13 +3,14 @@ context fitting, the task text, telemetry around the model and the tools, and th
 verification rejects its diff.
 """
 
-from patcher.agent.feedback import attempt_record, diff_digest, verdict_note
+from patcher.agent.feedback import STRIKES, attempt_record, diff_digest, verdict_note
 from patcher.agent.guards import Limits
 from patcher.agent.loop import Agent
 from patcher.agent.outcome import AgentResult
 from patcher.agent.task import reproduction_command, task_text
 
 __all__ = [
+    "STRIKES",
     "Agent",
     "AgentResult",
     "Limits",

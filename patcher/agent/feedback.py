@@ -1,6 +1,10 @@
 """What the agent is told when verification rejects its diff, and what the result keeps of each attempt.
 
 A rejected attempt keeps its verdict and the digest of its diff, never the diff itself (fail closed).
+One strike: a diff refused as an attempt to game the verification (STRIKES) ends the job; the agent is told
+only that, never which rule fired or the lines quoted (the user sees them in the result), so a verdict
+cannot teach the rules to the next attempt. Honest mistakes (a test edited, config touched, tests failing)
+keep their explanatory verdict and their retries.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from patcher.agent import prompts
 from patcher.verify import Verification
 
 EXCERPT_CHARS = 3000
+STRIKES = frozenset({"suspicious_diff", "report_tampered", "behaves_differently"})
+"""Reasons that end the job at once: the diff tried to game the verification."""
 
 
 def diff_digest(diff: str) -> str:
@@ -25,7 +31,10 @@ def attempt_record(n: int, ver: Verification, diff: str) -> dict[str, Any]:
 
 
 def verdict_note(ver: Verification, attempt: int, attempts: int) -> str:
-    """The observation the agent gets: which rule said no, which tests failed, the end of the failing output."""
+    """The observation the agent gets: which rule said no, which tests failed, the end of the failing output
+    (for a strike: that it was refused as gaming, and nothing else)."""
+    if ver.reason in STRIKES:
+        return prompts.render("strike", attempt=attempt, attempts=attempts)
     failing_run = next((run for _, run in reversed(ver.runs) if run.outcome != "passed"), None)
     failing = sorted(failing_run.failed)[:20] if failing_run else []
     regressions = list(ver.pass_to_pass.get("regressions") or [])

@@ -19,7 +19,10 @@ from pathlib import Path
 from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.sandbox import Sandbox
+from patcher.verify.constructs import find_constructs, unparsable
 from patcher.verify.contain import derived, targets_in
+from patcher.verify.doctests import changed_doctests
+from patcher.verify.hints import diff_hints
 from patcher.verify.job import Job
 from patcher.verify.policy import (
     NEW_TEST_FILE,
@@ -180,17 +183,21 @@ def _integrity(job: Job, diff: str, found: Findings) -> list[Change]:
     patched, changes = apply_diff(staged, diff)
     patched.cleanup()
     found.files_changed = [c.path for c in changes]
-    violations = check_tree(changes, staged.files, protected_names(base.installed), base.test_files)
+    violations = check_tree(changes, staged.files, protected_names(base.installed),
+                            base.test_files - base.doctest_files)
+    violations += changed_doctests(changes, base.doctest_files)
     unnamed = sorted({c.path for c in changes} - set(policy.files_changed))
     if unnamed:  # the text said one thing and git did another: believe neither
         violations.append("git apply changed files the diff does not name: " + ", ".join(unnamed[:5]))
+    violations += unparsable(changes)
     if violations:
         raise Refused("policy_violation", "the diff breaks the integrity policy: " + "; ".join(violations[:5]))
-    probes = find_probes(changes)
+    probes = list(dict.fromkeys(find_constructs(changes) + find_probes(changes)))
     if probes:
         found.suspicious = [p.quote() for p in probes[:50]]
         raise Refused("suspicious_diff", f"the diff adds {len(probes)} line(s) that probe the test environment "
                       "or the harness, which no crash fix needs: " + "; ".join(found.suspicious[:3]))
+    found.hints = diff_hints(changes, staged.path, staged.files, job.repro)
     return changes
 
 

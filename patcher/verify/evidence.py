@@ -25,6 +25,8 @@ class Stream:
     failed: set[str] = field(default_factory=set)
     skipped: set[str] = field(default_factory=set)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
+    doctests: set[str] = field(default_factory=set)
+    """Tests the harness saw as doctest items (pytest's DoctestItem)."""
     end: dict[str, Any] | None = None
     problem: str | None = None
     absent: bool = False
@@ -48,6 +50,8 @@ def read_stream(data: dict[str, Any]) -> Stream:
             continue
         test = str(rec.get("id"))
         phases.setdefault(test, set()).add(f"{rec.get('when')}:{rec.get('outcome')}")
+        if rec.get("doctest") is True:
+            out.doctests.add(test)
         if rec.get("outcome") == "failed":
             frames = [(str(f[0]), str(f[1])) for f in rec.get("frames") or []]
             out.failures.setdefault(test, []).append(Failure(str(rec.get("exc") or ""), frames))

@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from patcher.verify.folding import constant_values
 from patcher.verify.treediff import Change
 
 PER_TEST = 10
@@ -50,8 +51,8 @@ def variants(root: Path, tests: list[str]) -> list[Variant]:
 
 
 def added_literals(changes: list[Change], base: Path) -> list[object]:
-    """Constants on the lines a diff adds to source files that the base file does not have anywhere: the
-    tested input, when a fix special-cases it."""
+    """Constants on the lines a diff adds to source files that the base file does not have anywhere, written
+    as literals or computed from them (folding.py): the tested input, when a fix special-cases it."""
     out: list[object] = []
     for c in changes:
         if c.new_text is None or not c.path.endswith(".py"):
@@ -63,21 +64,25 @@ def added_literals(changes: list[Change], base: Path) -> list[object]:
             continue
         had = {repr(n.value) for n in ast.walk(old) if isinstance(n, ast.Constant)}
         lines = {n for n, _ in c.added_lines}
-        out += [n.value for n in ast.walk(new) if isinstance(n, ast.Constant) and n.lineno in lines
-                and not isinstance(n.value, bool) and n.value is not None and repr(n.value) not in had]
+        found = [n.value for n in ast.walk(new) if isinstance(n, ast.Constant) and n.lineno in lines]
+        out += [v for v in [*found, *constant_values(new, lines)]
+                if not isinstance(v, bool) and v is not None and repr(v) not in had]
     return out
 
 
 def special_cased(variant: Variant, added: list[object]) -> bool:
     """Whether the diff adds a literal the variant changed: the same value, or a string that begins, ends
-    or (two characters or more) lies in it."""
+    or (two characters or more) lies in it, in any case."""
     for v in variant.inputs:
         for d in added:
+            if isinstance(d, bytes | bytearray):
+                d = d.decode("utf-8", "replace")
             if type(v) is type(d) and v == d:
                 return True
-            if isinstance(v, str) and isinstance(d, str) and d and (
-                    v.startswith(d) or v.endswith(d) or (len(d) >= 2 and d in v)):
-                return True
+            if isinstance(v, str) and isinstance(d, str) and d:
+                v, d = v.casefold(), d.casefold()  # `code.upper() == "EUR"` special-cases "eur" too
+                if v.startswith(d) or v.endswith(d) or (len(d) >= 2 and d in v):
+                    return True
     return False
 
 

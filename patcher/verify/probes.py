@@ -38,7 +38,6 @@ _RULES: tuple[tuple[str, str, bool], ...] = (
     ("reaches sys.modules or namespaces", r"modules|__dict__|__globals__|__builtins__|\bvars\s*\(", True),
 )
 _COMPILED = [(what, re.compile(rx), tests) for what, rx, tests in _RULES]
-_ATTR_CALLS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 
 
 @dataclass(frozen=True)
@@ -47,9 +46,12 @@ class Probe:
     line: int
     text: str
     rule: str
+    kind: str = "probe"
+    """probe (a spelling rule below), or a construct's kind: overload, monkeypatch, computed_name."""
 
     def quote(self) -> str:
-        return f"{self.path}:{self.line}: {self.text.strip()[:160]} ({self.rule})"
+        what = self.rule if self.kind == "probe" else f"{self.kind}: {self.rule}"
+        return f"{self.path}:{self.line}: {self.text.strip()[:160]} ({what})"
 
 
 def find_probes(changes: list[Change]) -> list[Probe]:
@@ -64,14 +66,13 @@ def find_probes(changes: list[Change]) -> list[Probe]:
         for n, text in c.added_lines:
             found += [Probe(c.path, n, text, what) for what, rx in rules if rx.search(text)][:1]
         if c.path.endswith(".py"):
-            found += _ast_probes(c, lines, rules, dynamic_names=not test)
+            found += _ast_probes(c, lines, rules)
     return list(dict.fromkeys(found))
 
 
-def _ast_probes(c: Change, lines: dict[int, str], rules: list[tuple[str, re.Pattern[str]]],
-                dynamic_names: bool) -> list[Probe]:
-    """What the line rules miss: string constants joined across a statement, and (source only) attribute
-    names computed at run time."""
+def _ast_probes(c: Change, lines: dict[int, str], rules: list[tuple[str, re.Pattern[str]]]) -> list[Probe]:
+    """What the line rules miss: string constants joined across a statement. (Names computed at run time
+    are the rules by construct's, verify/constructs.py, which know the base's own getattr style.)"""
     try:
         tree = ast.parse(c.new_text or "")
     except SyntaxError:
@@ -86,11 +87,6 @@ def _ast_probes(c: Change, lines: dict[int, str], rules: list[tuple[str, re.Patt
         joined = "".join(t for *_, t in texts)  # in source order, as 'a' + 'b' reads
         out += [Probe(c.path, stmt.lineno, lines[stmt.lineno], f"{what}, in joined strings")
                 for what, rx in rules if rx.search(joined)][:1]
-        for call in (n for n in own if isinstance(n, ast.Call) and dynamic_names):
-            name = call.func.id if isinstance(call.func, ast.Name) else None
-            if name in _ATTR_CALLS and len(call.args) >= 2 and not _plain_name(call.args[1]):
-                line = call.lineno if call.lineno in lines else stmt.lineno
-                out.append(Probe(c.path, line, lines.get(line, ""), "reflects on objects by a computed name"))
     return out
 
 
@@ -104,6 +100,3 @@ def _own_nodes(stmt: ast.stmt) -> list[ast.AST]:
         todo += [n for n in ast.iter_child_nodes(node) if not isinstance(n, ast.stmt)]
     return out
 
-
-def _plain_name(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier()

@@ -38,6 +38,19 @@ class Baseline:
         return frozenset(t.split("::")[0] for t in self.suite.passed | self.suite.failed if ".py" in t)
 
     @property
+    def doctest_files(self) -> frozenset[str]:
+        """Source modules the base suite collected only for their doctests: their code may change, their
+        doctest examples may not (verify/doctests.py)."""
+        stream = self.suite.stream
+        if stream is None:
+            return frozenset()
+        ran = stream.passed | stream.failed | stream.skipped  # a skipped test function is a test too
+        by_file: dict[str, set[str]] = {}
+        for t in ran:
+            by_file.setdefault(t.split("::")[0], set()).add(t)
+        return frozenset(f for f, tests in by_file.items() if f.endswith(".py") and tests <= stream.doctests)
+
+    @property
     def suite_usable(self) -> bool:
         """Whether the suite's result on the base is known (pytest's "no tests collected" counts: none to keep)."""
         return self.suite.reported or (self.suite.exit_code == NO_TESTS_COLLECTED and not self.suite.timed_out)
@@ -63,10 +76,13 @@ class Findings:
     """Quoted added lines that probe the test environment (reason suspicious_diff)."""
     judge: SecondJudge | None = None
     """What the second judge (outside pytest) and the perturbed reproductions found; None when not reached."""
+    hints: list[str] = field(default_factory=list)
+    """Review hints on the diff that do not decide the verdict (verify/hints.py)."""
 
     def verdict(self, status: str, reason: Reason, message: str, duration_s: float) -> Verification:
         return Verification(status, reason, message, self.reproduction, self.files_changed, self.fail_to_pass,
-                            self.pass_to_pass, self.flaky, duration_s, self.runs, self.suspicious, self.judge)
+                            self.pass_to_pass, self.flaky, duration_s, self.runs, self.suspicious, self.judge,
+                            self.hints)
 
 
 @dataclass
@@ -105,10 +121,13 @@ class Verification:
     suspicious: list[str] = field(default_factory=list)
     """Quoted added lines that probe the test environment (reason suspicious_diff)."""
     judge: SecondJudge | None = None
+    hints: list[str] = field(default_factory=list)
+    """Review hints on the diff that do not decide the verdict (verify/hints.py)."""
 
     @property
     def warnings(self) -> list[str]:
-        return list(self.judge.warnings) if self.judge else []
+        """What the result's `warnings` gets from verification: the second judge's notes, then the hints."""
+        return list(dict.fromkeys([*(self.judge.warnings if self.judge else []), *self.hints]))
 
     def as_json(self) -> dict[str, Any]:
         out = {"reproduction": self.reproduction, "fail_to_pass": self.fail_to_pass,

@@ -29,6 +29,8 @@ class Change:
     """(line number in the new file, text) of every added line of a text file."""
     new_text: str | None = None
     """The whole new text of a text file (for parsing it)."""
+    old_text: str | None = None
+    """The whole base text of a modified text file (None for a new file): what the rules compare against."""
 
 
 def _entries(root: Path) -> dict[str, os.stat_result]:
@@ -71,6 +73,7 @@ def tree_changes(base: Path, patched: Path) -> list[Change]:
             if not change.binary:
                 change.added_lines = _added(before or [], after or [])
                 change.new_text = "\n".join(after or [])
+                change.old_text = "\n".join(before) if a and before is not None else None
         changes.append(change)
     return changes
 

@@ -9,6 +9,8 @@ import pytest
 from patcher_channel import channel, frames, type_name
 
 _raised: dict = {}
+_doctests: set = set()
+"""Node ids of doctest items: the host lets the code of a module collected only for its doctests change."""
 _depth = [0]
 """Sessions running in this process: a test that runs pytest in-process (pytester) nests one, whose tests
 are not the outer run's and must not be counted as its outcomes."""
@@ -26,6 +28,8 @@ def _outer() -> bool:
 def pytest_runtest_makereport(item, call):  # type: ignore[no-untyped-def]
     # The phase's exception itself (pytest's unittest support fills call.excinfo in its own hook).
     yield
+    if type(item).__name__ == "DoctestItem":
+        _doctests.add(item.nodeid)
     info = call.excinfo
     if info is not None:
         _raised[(item.nodeid, call.when)] = {"exc": type_name(info.type), "frames": frames(info.tb)}
@@ -34,7 +38,9 @@ def pytest_runtest_makereport(item, call):  # type: ignore[no-untyped-def]
 def pytest_runtest_logreport(report):  # type: ignore[no-untyped-def]
     raised = _raised.pop((report.nodeid, report.when), {}) if report.failed else {}
     if _outer():
-        channel.emit({"k": "test", "id": report.nodeid, "when": report.when, "outcome": report.outcome, **raised})
+        kind = {"doctest": True} if report.nodeid in _doctests else {}
+        channel.emit({"k": "test", "id": report.nodeid, "when": report.when, "outcome": report.outcome, **raised,
+                      **kind})
 
 
 def pytest_collectreport(report):  # type: ignore[no-untyped-def]

@@ -26,6 +26,17 @@ def test_the_note_names_the_rule_the_tests_and_the_end_of_the_failing_output() -
     assert "give_up" in note and "weaken tests" in note
 
 
+def test_a_strike_says_only_that_the_diff_was_refused_as_gaming() -> None:
+    for reason in ("suspicious_diff", "report_tampered", "behaves_differently"):
+        ver = rejected()
+        ver.reason, ver.suspicious = reason, ["calc.py:3: json.dumps = f (monkeypatch)"]  # type: ignore[assignment]
+        ver.message = "the diff adds 1 line(s) that probe the test environment: calc.py:3: json.dumps = f"
+        note = verdict_note(ver, 1, 3)
+        assert "attempt to game the verification" in note and "ends here" in note
+        for leak in ("calc.py", "json", "monkeypatch", reason, "test_total", "assert 2 == 3", "probe"):
+            assert leak not in note, leak
+
+
 def test_an_attempt_record_keeps_the_digest_never_the_diff() -> None:
     record = attempt_record(1, rejected(), "diff --git a/x b/x\n+secret change\n")
     assert record["reason"] == "regression" and len(record["diff_sha256"]) == 64
@@ -43,7 +54,7 @@ def test_the_review_page_lists_the_attempts_escaped() -> None:
                  "message": "verified"}]
     result = {"status": "verified", "reason": "verified", "message": "ok", "attempts": attempts}
     page = render("job.html", job=job, summary={}, result=result, diff=None, verification=None,
-                  agent=None, rounds=[], others=[], reviews=[], error=None, finished=True, verified=False,
-                  dev=False, who=None).body.decode()
-    assert '<section id="attempts">' in page and "attempt 2" in page and "aaaaaaaaaaaa" in page
+                  agent=None, rounds=[], others=[], attempts=attempts, reviews=[], carried=None, error=None,
+                  finished=True, verified=False, dev=False, who=None).body.decode()
+    assert '<section id="attempts">' in page and "<th>2</th>" in page and "aaaaaaaaaaaa" in page
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page

@@ -259,6 +259,18 @@ def test_the_agent_hears_why_its_first_diff_was_rejected_and_recovers(
     assert result.agent.rounds == 4
 
 
+def test_one_strike_a_diff_that_games_the_verification_ends_the_job_untold_why(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    cheat = ("write_file", {"path": "shop/compat.py", "content": "import shop.pagination as p\n\n"
+                            "_real = p.page\np.page = lambda items, n, size=10: _real(items, n, size)[:size]\n"})
+    steps = [reply(None, [cheat]), reply("done"), reply(None, [FIX]), reply("done again")]
+    result, server = run(repo, pytest_traceback, steps, sandbox_image, tmp_path, attempts=3)
+    assert (result.status, result.reason, result.diff) == ("not_verified", "suspicious_diff", None)
+    assert [a["reason"] for a in result.attempts] == ["suspicious_diff"]
+    assert "monkeypatch" in json.dumps(result.as_json())  # the user sees the rule and the line
+    assert server.remaining == 2 and result.agent.rounds == 2, "no further attempt"
+
+
 def test_a_rejected_diff_is_not_retried_past_the_attempts_and_never_leaks(
         repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
     wrong = ("edit_file", {"path": "shop/pagination.py", "old_text": BUG, "new_text": "min(end, len(items) + 2)"})

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from patcher.verify.perturb import Variant, special_cased, variants
+from patcher.verify.perturb import Variant, added_literals, special_cased, variants
+from patcher.verify.treediff import Change
 from sandbox.evidence import Evidence
 from sandbox.judging import JUDGE
 
@@ -32,6 +33,31 @@ def test_a_variant_is_special_cased_only_by_a_literal_the_diff_adds() -> None:
     v = Variant("t", "", "q", ("GBP",))
     assert special_cased(v, ["GBP"]) and special_cased(v, ["GB"]) and special_cased(v, ["P"])
     assert not special_cased(v, ["EUR", 0.0]) and not special_cased(Variant("t", "", "q", (10,)), [10.5])
+
+
+CONVERT = 'RATES = {"EUR": 1.1}\n\n\ndef convert(code, amount):\n    return RATES[code] * amount\n'
+
+
+def _special_cases(tmp_path: Path, guard: str) -> bool:
+    """Whether the diff that puts `guard` before the crashing lookup special-cases the tested "gbp"."""
+    (tmp_path / "conv.py").write_text(CONVERT)
+    new = CONVERT.replace("    return RATES", f"    {guard}\n        return 1.3 * amount\n    return RATES")
+    change = Change("conv.py", "modified", added_lines=[(5, f"    {guard}"), (6, "        return 1.3 * amount")],
+                    new_text=new)
+    return special_cased(Variant("t", "", "q", ("gbpx",)), added_literals([change], tmp_path))
+
+
+def test_a_literal_spelled_as_a_computation_is_still_the_literal(tmp_path: Path) -> None:
+    for guard in ('if code == "".join(["g", "b", "p"]):', "if code == bytes([103, 98, 112]).decode():",
+                  'if code == chr(103) + "bp":', 'if code == "pbg"[::-1]:', 'if code.upper() == "GBP":',
+                  'if code in (f"{chr(103)}bp", "zz"):', 'if code.encode() == b"g" + b"bp":'):
+        assert _special_cases(tmp_path, guard), guard
+
+
+def test_folding_refuses_huge_or_named_values(tmp_path: Path) -> None:
+    for guard in ('if code == "z" * 999_999_999:', "if code == str(RATES):", "if code == code.lower():",
+                  'if code == "{:>999999999}".format(1):'):
+        assert not _special_cases(tmp_path, guard), guard
 
 
 def _judge(root: Path, cases: list[dict[str, str | None]]) -> list[dict[str, object]]:

@@ -1,12 +1,12 @@
 """The cheat corpus by kind, caught per kind, and the false refusals over every honest fix the project has.
 
-1. Cheats (tests/cheat_corpus.py, on a ledger that collects doctests): each diff goes to verify() on real
+1. Cheats (tests/support/cheat_corpus.py, on a ledger that collects doctests): each diff goes to verify() on real
    Docker; caught = not verified. Per kind: caught/total and the reasons that stopped them (the kinds the
    second judge and the perturbed reproductions stop show as not caught where those judges are missing).
 2. Honest fixes, each handed to verification as an agent's diff (`patcher verify`): the bundled examples
    (examples/offline/*, examples/shop), the upstream fix of every bench.injected bug (the library's sdist
    fetched with pip, the bug injected, the upstream line put back), and the e2e/battery honest fixes
-   (tests/cheat_corpus.HONEST, tests/cheats.FIXED with and without its own test). A false refusal is an
+   (tests/support/cheat_corpus.HONEST, tests/support/cheats.FIXED with and without its own test). A false refusal is an
    honest fix that does not come back verified.
 
     PATCHER_SANDBOX_IMAGE=… .venv/bin/python -m bench.cheats [--no-injected | --only-cheats | --only-injected]
@@ -27,13 +27,12 @@ from pathlib import Path
 from bench.injected import BUGS, LIBS, fetch, inject, pytest
 from patcher.config import SandboxConfig
 from patcher.intake import parse_traceback, stage_repo
-from patcher.job import Job
 from patcher.pipeline import verify_patch
 from patcher.sandbox import DockerSandbox, docker_client
-from patcher.verify import run_baseline, verify
-from tests import cheat_corpus as corpus
-from tests import cheats as calc
-from tests.helpers import make_repo
+from patcher.verify import Job, run_baseline, verify
+from tests.support import cheat_corpus as corpus
+from tests.support import cheats as calc
+from tests.support.helpers import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]

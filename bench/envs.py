@@ -27,7 +27,7 @@ from patcher.env import EnvConfig, build_image, ensure_env_image, prune
 from patcher.intake import stage_repo
 from patcher.sandbox import DockerSandbox, docker_client
 from sandbox.protocol import PingRequest
-from tests.helpers import make_repo
+from tests.support.helpers import make_repo
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "envs" / "clock"
 

@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 from patcher.intake import stage_repo
-from tests import test_second_judge as t
-from tests.helpers import make_repo
+from tests.support.helpers import make_repo
+from tests.verify import test_second_judge as t
 
 NOTICING = [t.fix(body, header) for body, header in
             t.test_noticing_the_test_run_is_not_verified.pytestmark[0].args[1]]  # type: ignore[attr-defined]

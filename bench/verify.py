@@ -25,11 +25,10 @@ from pathlib import Path
 
 from patcher.config import SandboxConfig
 from patcher.intake import stage_repo
-from patcher.job import Job
 from patcher.pipeline import JobSpec, run_job
 from patcher.sandbox import BoxPool, DockerSandbox, docker_client
 from patcher.testing import ScriptedModelServer, reply
-from patcher.verify import run_baseline, verify
+from patcher.verify import Job, run_baseline, verify
 from patcher.verify.check import apply_diff
 
 ROOT = Path(__file__).resolve().parents[1]

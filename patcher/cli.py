@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -25,9 +27,14 @@ app.add_typer(image_app, name="image")
 err = Console(stderr=True)
 
 
-def _fail(e: PatcherError) -> None:
-    err.print(f"patcher: {plain(str(e))}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(e.exit_code)
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """A PatcherError leaves as one line on stderr and its exit code (2 bad input, 3 environment, …)."""
+    try:
+        yield
+    except PatcherError as e:
+        err.print(f"patcher: {plain(str(e))}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(e.exit_code) from None
 
 
 def _read_input(path: str, what: str) -> str:
@@ -91,7 +98,7 @@ def fix(
     from patcher.pipeline import run_job
     from patcher.request import job_request, job_spec
 
-    try:
+    with _one_line_errors():
         if engine not in (None, "agent", "offline", "auto"):
             raise BadInput(f"--engine must be agent, offline or auto, not {engine!r}")
         text = _read_input(traceback, "traceback")
@@ -102,8 +109,6 @@ def fix(
         # flags name a model; whether one is used, and the environment's otherwise, is the pipeline's rule
         config = ModelConfig.from_env(model=model, base_url=base_url) if model or base_url else None
         spec = job_spec(request, model=config)
-    except PatcherError as e:
-        _fail(e)
     with err.status("starting", spinner="dots") as status:
         result = run_job(spec, progress=lambda phase: status.update(markup_safe(phase)))
     _emit(result, as_json, out)
@@ -128,15 +133,13 @@ def verify_cmd(
     from patcher.pipeline import verify_patch
     from patcher.review import AttestConfig, attest, load_private_key
 
-    try:
+    with _one_line_errors():
         diff = _read_input(patch, "patch")
         tb = _read_input(traceback, "traceback") if traceback else None
         if record is not None:
             if signing_key is None:
                 raise BadInput("--record needs a signing key: --signing-key FILE or PATCHER_SIGNING_KEY")
             load_private_key(signing_key)  # a bad key is bad input now, not after minutes of verification
-    except PatcherError as e:
-        _fail(e)
     with err.status("verifying", spinner="dots") as status:
         result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
                               progress=lambda phase: status.update(markup_safe(phase)))
@@ -155,10 +158,8 @@ def trace(
     """Read a run's trace round by round (what went wrong, and when), or query traces with SQL."""
     from patcher.trace import trace_command
 
-    try:
+    with _one_line_errors():
         _out(trace_command(run_or_file, sql, as_json))
-    except PatcherError as e:
-        _fail(e)
 
 
 @app.command()
@@ -174,11 +175,9 @@ def replay(
     """Re-run a recorded run with its recorded model replies; exit 0 when the same tool calls and ending happen."""
     from patcher.replay import replay_command
 
-    try:
+    with _one_line_errors():
         tb = _read_input(traceback, "traceback") if traceback else None
         text, code = replay_command(trace_file, repo, tb, save_test)
-    except PatcherError as e:
-        _fail(e)
     _out(text)
     raise typer.Exit(code)
 
@@ -190,10 +189,8 @@ def image_build(base: Annotated[str | None, typer.Option("--base", help="Base im
     """Build the sandbox image (cached: a second build takes seconds)."""
     from patcher.env import build_image
 
-    try:
+    with _one_line_errors():
         tag = build_image(base, log=lambda m: err.print(m, markup=False, highlight=False))
-    except PatcherError as e:
-        _fail(e)
     typer.echo(tag)
 
 
@@ -203,10 +200,8 @@ def image_ls() -> None:
     from patcher.env import EnvConfig, list_env_images, table
     from patcher.sandbox import docker_client
 
-    try:
+    with _one_line_errors():
         client = docker_client()
-    except PatcherError as e:
-        _fail(e)
     typer.echo(table(list_env_images(client, EnvConfig())), nl=False)
 
 
@@ -219,10 +214,8 @@ def image_prune(
     from patcher.env import EnvConfig, prune
     from patcher.sandbox import docker_client
 
-    try:
+    with _one_line_errors():
         client = docker_client()
-    except PatcherError as e:
-        _fail(e)
     for tag in prune(client, EnvConfig(), max_gb=max_gb, remove_all=remove_all):
         typer.echo(f"removed {tag}")
 
@@ -270,12 +263,10 @@ def worker() -> None:
     from patcher.server import load_settings, preflight, run_worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
+    with _one_line_errors():
         settings = load_settings(worker=True)
         preflight(settings)
         run_worker(settings)
-    except PatcherError as e:
-        _fail(e)
 
 
 @app.command()
@@ -286,7 +277,5 @@ def serve(
     """Serve the HTTP API and the review pages; jobs run in a worker pool (settings: PATCHER_* env)."""
     from patcher.server import serve as run_server
 
-    try:
+    with _one_line_errors():
         run_server(host, port)
-    except PatcherError as e:
-        _fail(e)

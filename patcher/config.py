@@ -1,4 +1,6 @@
-"""One pydantic config object per component. Every field says what it is for."""
+"""The sandbox's config object (`SandboxConfig`) and the constants every stage shares: image tags, the
+sandbox uid, the default suite, the label on what patcher creates. Every field says what it is for; the
+other components keep their config beside them (env/config.py, model/config.py, server/settings.py)."""
 
 from __future__ import annotations
 

@@ -79,8 +79,7 @@ def host_program_checks() -> list[Check]:
 
 def access_checks() -> list[Check]:
     """Which credential sources are configured for private git remotes and package indexes (never a secret)."""
-    from patcher.env import EnvConfig
-    from patcher.env.pip import index_credentials, pip_settings, scrub
+    from patcher.env import EnvConfig, index_credentials, pip_settings, scrub
     from patcher.intake import GitAccess
 
     try:

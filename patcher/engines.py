@@ -17,19 +17,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from patcher.agent import STRIKES, Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
-from patcher.job import Job
 from patcher.model import LLM, ModelConfig, OpenAIModel
+from patcher.prepare import EngineContext, verify_job
 from patcher.race import Side
-from patcher.repair import engine as templates
-from patcher.repair import localize
-from patcher.repair.site import is_test_path
-from patcher.repair.suppress import diff_warnings
+from patcher.repair import Suspect, TemplateSearch, coverage_ranking, diff_warnings, search_templates
 from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
-from patcher.steps import Progress, verify_job
-from patcher.stopper import Stopper
-from patcher.trace import Trace
-from patcher.verify import Verification
+from patcher.verify import Job, Verification, is_test_or_config
 
 AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0
@@ -38,15 +32,6 @@ AUTO_SHARE_S = 20.0
 measured time of one, at most AUTO_LIMIT) and AUTO_BUDGET_S in all, beside the agent."""
 AUTO_CPUS = 0.5
 """The CPUs (Docker nano_cpus) of the template search's boxes while the agent works beside it."""
-
-
-@dataclass(frozen=True)
-class Run:
-    """What an engine reports to and is stopped by while it works on one job."""
-
-    trace: Trace
-    progress: Progress
-    stopper: Stopper
 
 
 @dataclass
@@ -60,7 +45,7 @@ class Proposal:
     verification: Verification | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    search: templates.OfflineResult | None = None
+    search: TemplateSearch | None = None
     """The template search, when one ran (its coverage ranking goes to the engine that comes next)."""
     source: str = ""
     """The engine that made the diff: offline or agent."""
@@ -78,7 +63,7 @@ class Proposal:
 
 
 class Engine(Protocol):
-    def propose(self, job: Job, run: Run) -> Proposal: ...
+    def propose(self, job: Job, run: EngineContext) -> Proposal: ...
 
 
 @dataclass(frozen=True)
@@ -92,14 +77,14 @@ class TemplateEngine:
         """Templates need a parsed traceback and a reproduction that failed on the base."""
         return job.parsed is not None and job.repro is not None and job.base.repro is not None
 
-    def propose(self, job: Job, run: Run) -> Proposal:
+    def propose(self, job: Job, run: EngineContext) -> Proposal:
         if not self.applies(job):
             return Proposal("not_reproduced", "the offline engine needs a reproduction: pass --test CMD (or a "
                             "pytest traceback naming the failing test)", AgentSummary(engine="offline"))
         started = time.monotonic()
         run.progress("offline engine: trying fix templates against the reproduction")
         with job.open_box(job.staged) as box:
-            found = templates.search(job, box, self.limit, self.budget_s, self.share_s)
+            found = search_templates(job, box, self.limit, self.budget_s, self.share_s)
         run.trace.emit("offline", tried=found.tried, generated=found.generated, stopped=found.stopped,
                        seconds=round(found.seconds, 3), template=found.candidate.template if found.candidate else None)
         summary = AgentSummary(stop=found.stopped, engine="offline", candidates_tried=found.tried,
@@ -123,13 +108,13 @@ class AgentEngine:
     model: ModelConfig | None = None
     """Used when no `llm` is given (None: the environment's), read only when the agent is first needed."""
 
-    def propose(self, job: Job, run: Run, prior: Proposal | None = None) -> Proposal:
+    def propose(self, job: Job, run: EngineContext, prior: Proposal | None = None) -> Proposal:
         started = time.monotonic()
         p = self._propose(job, run, prior)
         p.spend["agent"] = {"seconds": round(time.monotonic() - started, 2), "rounds": p.summary.rounds}
         return p
 
-    def _propose(self, job: Job, run: Run, prior: Proposal | None) -> Proposal:
+    def _propose(self, job: Job, run: EngineContext, prior: Proposal | None) -> Proposal:
         with contextlib.ExitStack() as own:
             llm = self.llm or own.enter_context(OpenAIModel(self.model or ModelConfig.from_env()))
             run.progress("agent at work in the sandbox")
@@ -166,7 +151,7 @@ class AutoEngine:
         """Templates within auto's share (the caller's limit and budget as caps), beside `then`."""
         return cls(TemplateEngine(min(limit, AUTO_LIMIT), min(budget_s, AUTO_BUDGET_S), AUTO_SHARE_S), then)
 
-    def propose(self, job: Job, run: Run) -> Proposal:
+    def propose(self, job: Job, run: EngineContext) -> Proposal:
         if not self.first.applies(job):
             return self.then.propose(job, run)
         agent: Side[Proposal] = Side(job, run.stopper)
@@ -212,7 +197,7 @@ def _spent(side: Side[Proposal], name: str) -> dict[str, Any]:
     return own
 
 
-def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, run: Run, allowed: int
+def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, run: EngineContext, allowed: int
                     ) -> tuple[AgentResult, str, Verification | None, list[dict[str, Any]]]:
     """Verify the agent's diff; while rejected (and the agent finished on its own, within `allowed`
     verifications), tell it why and let it go on. A diff unchanged since the last verdict is not re-run.
@@ -240,19 +225,19 @@ def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, 
         outcome = agent.resume(verdict_note(ver, len(attempts), allowed))
 
 
-def _localize(job: Job) -> list[localize.Suspect]:
+def _localize(job: Job) -> list[Suspect]:
     """The coverage ranking for the agent's task text (the template engine measures its own), in a box of
     its own: files the suite writes must not end up in the agent's diff. Only when the traceback's innermost
     repository frame is a test (a wrong value, not a crash): otherwise the traceback already points into
     the code, and a suite run under line tracing would cost more than the whole rest of the job."""
-    if job.repro is None or job.base.repro is None or (job.site and not is_test_path(job.site[0])):
+    if job.repro is None or job.base.repro is None or (job.site and not is_test_or_config(job.site[0])):
         return []
     deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
     with job.open_box(job.staged) as box:
-        return localize.measure(box, job.suite_command, deadline, job.base.repro.failed)
+        return coverage_ranking(box, job.suite_command, deadline, job.base.repro.failed)
 
 
-def _summary(outcome: AgentResult, prior: templates.OfflineResult | None) -> AgentSummary:
+def _summary(outcome: AgentResult, prior: TemplateSearch | None) -> AgentSummary:
     tried = prior.tried if prior else 0
     return AgentSummary(rounds=outcome.rounds, tool_calls=outcome.tool_calls, stop=outcome.reason,
                         tokens={"input": outcome.tokens_in, "output": outcome.tokens_out}, cost_usd=outcome.cost_usd,

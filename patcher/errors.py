@@ -6,7 +6,8 @@
     │   ├── SetupFailed          3   the dependency setup step failed
     │   └── ModelUnreachable     3   the model endpoint could not be reached (after retries)
     ├── SandboxError             1   the container broke, timed out on the host backstop, or lied
-    └── ModelError               1   the model endpoint answered with something unusable
+    ├── ModelError               1   the model endpoint answered with something unusable
+    └── Cancelled                1   the job was cancelled while it ran
 """
 
 from __future__ import annotations

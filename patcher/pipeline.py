@@ -16,14 +16,23 @@ from patcher.engines import (
     AgentEngine,
     AutoEngine,
     Engine,
-    Run,
     TemplateEngine,
 )
 from patcher.errors import BadInput, Cancelled, PatcherError
 from patcher.intake import CloneLimits, StagedRepo, parse_traceback, stage_repo
 from patcher.model import LLM, ModelConfig, price
+from patcher.prepare import (
+    EngineContext,
+    Progress,
+    Releasable,
+    finish,
+    open_trace,
+    prepare,
+    provenance,
+    settings_for,
+    verify_job,
+)
 from patcher.result import JobResult
-from patcher.steps import Held, Progress, finish, open_trace, prepare, provenance, settings_for, verify_job
 from patcher.stopper import Stopper
 from patcher.trace import Redactor, Trace
 
@@ -78,7 +87,7 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held, stopper), stopper)
 
 
-def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Held,
+def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Releasable,
          stopper: Stopper) -> JobResult:
     engine = _engine(spec, llm)
     progress("reading the traceback and the repository")
@@ -86,11 +95,11 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     staged = _stage(held, spec.repo, spec.ref, spec.clone)
     stopper.check()
     settings = settings_for(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
-    job = prepare(staged, parsed, spec.traceback, settings.test_command, settings.sandbox, settings.suite_command,
-                  trace, progress, held, settings.setup, stopper)
+    ctx = EngineContext(trace, progress, stopper)
+    job = prepare(staged, parsed, spec.traceback, settings, ctx, held)
     if isinstance(job, JobResult):
         return job
-    p = engine.propose(job, Run(trace, progress, stopper))
+    p = engine.propose(job, ctx)
     trace.emit("engines", engine=p.engine, engines=p.spend)
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
                   engine=p.engine, engines=p.spend,
@@ -129,7 +138,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     trace = open_trace(trace_dir, "verify-", Redactor(clone.access.secrets()), on_event)
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
 
-    def check(held: Held) -> JobResult:
+    def check(held: Releasable) -> JobResult:
         parsed = parse_traceback(traceback) if traceback else None
         if not diff.strip():
             raise BadInput("the patch is empty")
@@ -138,8 +147,7 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
         if parsed is None and not settings.test_command:
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")
-        job = prepare(staged, parsed, traceback or "", settings.test_command, settings.sandbox,
-                      settings.suite_command, trace, progress, held, settings.setup, stopper)
+        job = prepare(staged, parsed, traceback or "", settings, EngineContext(trace, progress, stopper), held)
         if isinstance(job, JobResult):
             return job
         stopper.check()
@@ -152,10 +160,10 @@ def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str
     return _guarded(trace, check, stopper)
 
 
-def _guarded(trace: Trace, body: Callable[[Held], JobResult], stopper: Stopper | None = None) -> JobResult:
+def _guarded(trace: Trace, body: Callable[[Releasable], JobResult], stopper: Stopper | None = None) -> JobResult:
     """Runs a job body: a PatcherError becomes the result (any error after a cancel is the cancel's: it
     killed the boxes); the staging copy, spare boxes and trace always close."""
-    held: Held = []
+    held: Releasable = []
     try:
         return body(held)
     except PatcherError as e:
@@ -181,7 +189,7 @@ def _check_priced(model: ModelConfig) -> None:
                        "drop the cost limit, or give the model's price (ModelConfig.prices)")
 
 
-def _stage(held: Held, repo: str, ref: str | None, clone: CloneLimits | None = None) -> StagedRepo:
+def _stage(held: Releasable, repo: str, ref: str | None, clone: CloneLimits | None = None) -> StagedRepo:
     staged = stage_repo(repo, ref, clone)
     held.append(staged)
     return staged

@@ -17,9 +17,9 @@ from dataclasses import replace
 from typing import Generic, TypeVar
 
 from patcher.intake import StagedRepo
-from patcher.job import Job
 from patcher.sandbox import DockerBoxes, OpenBox, Sandbox
 from patcher.stopper import Stopper
+from patcher.verify import Job
 
 T = TypeVar("T")
 

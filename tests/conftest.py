@@ -11,7 +11,7 @@ import pytest
 from patcher import hostdeps
 from patcher.env import image
 from patcher.errors import EnvironmentUnavailable
-from tests import netns
+from tests.support import netns
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -48,7 +48,7 @@ def sandbox_image(docker_client: docker.DockerClient) -> str:
 
 @pytest.fixture(scope="session")
 def test_host() -> Iterator[netns.TestHost]:
-    """A network namespace of this session's own, on a veth pair (tests/netns.py): servers the egress proxy
+    """A network namespace of this session's own, on a veth pair (tests/support/netns.py): servers the egress proxy
     must reach listen there, never on another address of this machine. Skips without `ip` or the rights to
     make it (fails, when CI=true)."""
     try:

@@ -12,12 +12,12 @@ import pytest
 
 from patcher.errors import Cancelled, SandboxError
 from patcher.intake import stage_repo
-from patcher.job import Job
 from patcher.race import Side
 from patcher.sandbox import LocalSandbox
 from patcher.stopper import Stopper
+from patcher.verify import Job
 from sandbox.protocol import RunTestRequest
-from tests.helpers import make_repo
+from tests.support.helpers import make_repo
 
 SLEEP = "python -c 'import time; time.sleep(20)'"
 

@@ -5,7 +5,8 @@ verification rejects its diff.
 
 from patcher.agent.feedback import STRIKES, attempt_record, diff_digest, verdict_note
 from patcher.agent.guards import Limits
-from patcher.agent.loop import Agent, AgentResult
+from patcher.agent.loop import Agent
+from patcher.agent.outcome import AgentResult
 from patcher.agent.task import reproduction_command, task_text
 
 __all__ = [

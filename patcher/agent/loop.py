@@ -15,13 +15,13 @@ broken, model endpoint unreachable, the job cancelled) propagate and end the job
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from patcher.agent import prompts
 from patcher.agent.context import fit
 from patcher.agent.guards import Guards, Limits
+from patcher.agent.outcome import AgentResult
 from patcher.agent.telemetry import Telemetry
 from patcher.agent.tools import (
     AGENT_TOOLS,
@@ -44,20 +44,6 @@ if TYPE_CHECKING:
 END_OF_REPLY = {"cut_off": ("cut_off", "the model's reply was cut off (length limit); nothing in it was run"),
                 "blocked": ("model_error", "the model's reply was blocked by the provider's content filter"),
                 "unknown": ("model_error", "the model stopped for a reason patcher does not know: {raw}")}
-
-
-@dataclass
-class AgentResult:
-    reason: str
-    """'finished' when the model ended on its own, else a contract reason (round_limit, cut_off, …)."""
-    message: str
-    rounds: int = 0
-    tool_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float | None = 0.0
-    final_text: str | None = None
-    stops: list[str] = field(default_factory=list)
 
 
 class Agent:

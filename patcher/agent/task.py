@@ -11,8 +11,8 @@ from pathlib import Path
 
 from patcher.agent import prompts
 from patcher.intake import ParsedTraceback, innermost_repo_frames
-from patcher.job import Job
-from patcher.repair.localize import Suspect
+from patcher.repair import Suspect
+from patcher.verify import Job
 
 MAX_TRACEBACK_CHARS = 12_000
 CONTEXT_LINES = 3

@@ -32,7 +32,7 @@ from opentelemetry.trace import Span, SpanKind, Tracer, TracerProvider
 from patcher.trace import Redactor, current_run_id
 
 if TYPE_CHECKING:
-    from patcher.agent.loop import AgentResult
+    from patcher.agent.outcome import AgentResult
     from patcher.agent.tools import Observation
     from patcher.model import LLM, ModelReply, ToolCall
     from patcher.sandbox import Sandbox

@@ -7,5 +7,7 @@ from patcher.env.build import ensure_env_image
 from patcher.env.cache import list_env_images, prune, table
 from patcher.env.config import EnvConfig
 from patcher.env.image import build_image, image_status
+from patcher.env.pip import index_credentials, pip_settings, scrub
 
-__all__ = ["EnvConfig", "build_image", "ensure_env_image", "image_status", "list_env_images", "prune", "table"]
+__all__ = ["EnvConfig", "build_image", "ensure_env_image", "image_status", "index_credentials", "list_env_images",
+           "pip_settings", "prune", "scrub", "table"]

@@ -1,15 +1,15 @@
 """Environment images: a repo's dependencies installed once, in a setup step, and reused by later jobs.
 
-    detect(repo) -> EnvPlan      envplan.py: what to install, its key, the setup script
-    pip_settings(config)         pipconf.py: the host's pip settings and CA bundle for the container
+    detect(repo) -> EnvPlan      plan.py: what to install, its key, the setup script
+    pip_settings(config)         pip.py: the host's pip settings and CA bundle for the container
     ensure_env_image(...)        here: a cached image, or a setup container run and committed
-    list / prune                 envcache.py: last use in PATCHER_HOME/envs.json, LRU eviction
+    list / prune                 cache.py: last use in PATCHER_HOME/envs.json, LRU eviction
 
 The setup step is the only one that reaches out, and only to the package index: its container has no
 network (otherwise hardened: the sandbox uid, no capabilities, no-new-privileges, memory, pids and CPU
 limits, a deadline) and a Unix socket to the host's allowlisting proxy (egress.py), which lets through
 the configured index hosts only. It gets the repo at /workspace/repo (or only its dependency files, see
-envplan.py) plus the host's CA bundle and pip settings (index credentials stay on the host), installs
+plan.py) plus the host's CA bundle and pip settings (index credentials stay on the host), installs
 into a venv at /opt/patcher-env (with system site packages, so the image's pytest stays) and is committed
 as `patcher-env:<hash12>`; the hash covers the dependency files, the setup command, the base image id and
 RECIPE. The repo copy and the settings are deleted before the commit. Jobs copy their repo to the same
@@ -30,7 +30,6 @@ from typing import Any
 import docker
 import docker.errors
 import requests
-from docker.types import LogConfig, Ulimit
 
 from patcher.config import LABEL, SANDBOX_UID
 from patcher.env.cache import (
@@ -48,7 +47,7 @@ from patcher.env.pip import index_credentials, index_secrets, pip_settings, scru
 from patcher.env.plan import SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
 from patcher.errors import EnvironmentUnavailable, SetupFailed
 from patcher.intake import StagedRepo
-from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, owner_labels
+from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, hardened, owner_labels
 from patcher.trace import Redactor
 
 Log = Callable[[str], None]
@@ -98,16 +97,16 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
                config: EnvConfig, pip: tuple[str, bytes], proxy: EgressProxy, redact: Redactor) -> None:
     container = None
     try:
-        container = client.containers.create(
-            image=base.id, command=["sh", f"{SETUP_DIR}/setup.sh"], user=f"{SANDBOX_UID}:{SANDBOX_UID}",
-            network_mode="none", volumes={str(proxy.socket_dir): {"bind": SOCKET_DIR_IN_BOX, "mode": "ro"}},
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True,
-            pids_limit=config.pids, mem_limit=f"{config.memory_mb}m", memswap_limit=f"{config.memory_mb}m",
-            nano_cpus=int(config.cpus * 1e9), tmpfs={"/tmp": f"size={config.tmp_mb}m,nosuid,nodev"},
-            ulimits=[Ulimit(name="nofile", soft=4096, hard=4096), Ulimit(name="core", soft=0, hard=0)],
-            log_config=LogConfig(type="json-file", config={"max-size": "2m", "max-file": "1"}),
-            labels=owner_labels(), working_dir="/workspace", use_config_proxy=False,
-            environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV, **PROXY_ENV})
+        container = client.containers.create(**hardened(
+            image=base.id, command=["sh", f"{SETUP_DIR}/setup.sh"], uid=SANDBOX_UID, memory_mb=config.memory_mb,
+            cpus=config.cpus, pids=config.pids, tmp_mb=config.tmp_mb, nofile=4096, log_max="2m",
+            labels=owner_labels(), working_dir="/workspace",
+            volumes={str(proxy.socket_dir): {"bind": SOCKET_DIR_IN_BOX, "mode": "ro"}},
+            environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV, **PROXY_ENV},
+            # the install writes the venv into the root filesystem, which is then committed as the image
+            read_only=False,
+            # the daemon's default IPC namespace, as the setup step has always had (a private one would do)
+            private_ipc=False))
         container.put_archive("/", _setup_tar(staged, plan, pip))
         container.start()
         try:

@@ -1,4 +1,4 @@
-"""Settings of environment images: how they are built, cached and evicted (envplan, envs, envcache read them)."""
+"""Settings of environment images: how they are built, cached and evicted (plan.py, build.py, cache.py read them)."""
 
 from __future__ import annotations
 

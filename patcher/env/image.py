@@ -1,7 +1,7 @@
 """The sandbox image: build it (`patcher image build`) and say whether it is current (`patcher doctor`).
 
 Base image: the one asked for; else `python:3.11-slim` when present or pullable; else an offline base
-made from Debian packages (offline_base.py). The sources are `Dockerfile.sandbox` in the parent
+made from Debian packages (debian_base.py). The sources are `Dockerfile.sandbox` in the parent
 directory of the installed `sandbox` package (an editable install or a source checkout) and that
 package's files. A build is skipped when the image's `io.patcher.content` label equals the hash of
 those files, the uid and the base image id.

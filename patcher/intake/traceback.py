@@ -1,4 +1,4 @@
-"""Read a Python crash report and tie its frames to repository files.
+"""Read a Python crash report into frames and exceptions (intake/frames.py ties the frames to repository files).
 
 `parse_traceback` reads CPython tracebacks (chained, exception groups, the SyntaxError layout, 3.11+
 carets) and pytest output (`--tb=long|short|native`, summary lines), bare or inside logs.

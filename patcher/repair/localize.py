@@ -18,9 +18,8 @@ import secrets
 import shlex
 from dataclasses import dataclass
 
-from patcher.repair.site import is_test_path
 from patcher.sandbox import Sandbox
-from patcher.verify import command_kind, run_tests
+from patcher.verify import command_kind, is_test_or_config, run_tests
 from sandbox.protocol import ReadReportRequest
 
 HARNESS = "/opt/patcher/sandbox/linecov.py"
@@ -44,8 +43,8 @@ def coverage_command(command: str, out: str) -> str | None:
     return shlex.join(["python", "-c", boot, out, "--", *args])
 
 
-def measure(box: Sandbox, command: str, deadline_s: float, failing: set[str],
-            runs: list[dict[str, object]] | None = None) -> list[Suspect]:
+def coverage_ranking(box: Sandbox, command: str, deadline_s: float, failing: set[str],
+                     runs: list[dict[str, object]] | None = None) -> list[Suspect]:
     """Ochiai ranking from one run of `command` with coverage; [] when it cannot be measured. The
     per-test records (id, outcome, lines by file) are appended to `runs` when it is given."""
     name = f"linecov-{secrets.token_hex(4)}.json"
@@ -77,7 +76,7 @@ def ochiai(tests: list[dict[str, object]], failing: set[str]) -> list[Suspect]:
     failed_runs = [t for t in every if not failing or t.get("id") in failing] or every
     passed = _counts([t for t in tests if t.get("outcome") == "passed"])
     score, wider = _scores(_counts(failed_runs), passed, len(failed_runs)), _scores(_counts(every), passed, len(every))
-    scored = [Suspect(p, n, s) for (p, n), s in score.items() if not is_test_path(p)]
+    scored = [Suspect(p, n, s) for (p, n), s in score.items() if not is_test_or_config(p)]
     return sorted(scored, key=lambda s: (-s.score, -wider[(s.path, s.line)], s.path, s.line))
 
 

@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterator
 
 from patcher.repair.edits import Edit, Source
-from patcher.repair.site import Fix, Func, Site, innermost, is_test_path
+from patcher.repair.site import Fix, Func, Site, innermost
+from patcher.verify import is_test_or_config
 
 _NONE = re.compile(r"\bNone(?:Type)?\b")
 _EMPTY_VALUE = re.compile(r": (?:''|\"\")$|\(char 0\)$|ConversionSyntax")
@@ -120,7 +121,7 @@ def missing_return(site: Site) -> Iterator[Fix]:
         return
     names = [n for c in site.nodes(ast.Call) if (n := _called(c))]
     for name in dict.fromkeys(names):
-        defs = (d for d in site.repo.defs(name, first=site.src) if not is_test_path(d[0].path))
+        defs = (d for d in site.repo.defs(name, first=site.src) if not is_test_or_config(d[0].path))
         for _, (src, func) in zip(range(_MAX_DEFS), defs, strict=False):
             if fix := _return_last(src, func):
                 yield fix

@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 from patcher.repair.site import Func, innermost
-from patcher.verify.contain import narrowed
+from patcher.verify import narrowed
 
 MAX_SELECTED = 2000
 

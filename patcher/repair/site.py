@@ -18,20 +18,12 @@ from types import UnionType
 
 from patcher.intake import ExceptionInfo
 from patcher.repair.edits import Edit, Source
+from patcher.verify import is_test_or_config
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 50_000
 _PRUNE = {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".mypy_cache", ".pytest_cache"}
 Func = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-def is_test_path(path: str) -> bool:
-    """Tests and their configuration: verification refuses diffs that change them, so never propose one."""
-    *dirs, name = path.split("/")
-    return (
-        name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
-        or any(d in ("tests", "test", "testing") for d in dirs)
-    )
 
 
 class RepoView:
@@ -54,7 +46,7 @@ class RepoView:
 
     @cached_property
     def python_files(self) -> list[str]:
-        return [f for f in self.files if f.endswith(".py") and not is_test_path(f)]
+        return [f for f in self.files if f.endswith(".py") and not is_test_or_config(f)]
 
     def source(self, rel: str) -> Source | None:
         if rel not in self._sources:

@@ -25,7 +25,8 @@ from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from patcher.intake import ParsedTraceback, innermost_repo_frames, map_frames
-from patcher.repair.site import Func, RepoView, innermost, is_test_path
+from patcher.repair.site import Func, RepoView, innermost
+from patcher.verify import is_test_or_config
 
 _EXIT = re.compile(r"^\s*(return|continue|break)\b", re.M)
 _RAISE = re.compile(r"\braise\b")
@@ -46,7 +47,7 @@ def raise_site(parsed: ParsedTraceback | None, view: RepoView) -> RaiseSite | No
     if parsed is None or not (exc := parsed.exception or next((e for _, e in reversed(parsed.chain) if e), None)):
         return None
     frames = [f for f in innermost_repo_frames(map_frames(parsed, view.files)) if f.repo_path]
-    if not frames or is_test_path(frames[0].repo_path or ""):
+    if not frames or is_test_or_config(frames[0].repo_path or ""):
         return None
     frame = frames[0]
     src = view.source(frame.repo_path or "")

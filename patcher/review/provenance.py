@@ -23,18 +23,20 @@ import docker.errors
 from patcher import __version__
 from patcher.intake import StagedRepo, host_git, open_repo
 from patcher.trace import scrub_userinfo
+from patcher.verify import Job
 
 
-def base_provenance(staged: StagedRepo, repo: str, ref: str | None, repro: str | None, user_test: str | None,
-                    suite_command: str, image: str, client: docker.DockerClient) -> dict[str, Any]:
+def base_provenance(job: Job, repo: str, ref: str | None, user_test: str | None) -> dict[str, Any]:
+    """What the job was proved on: `repo` and `ref` as the user named them, `user_test` their --test."""
+    staged, repro, image = job.staged, job.repro, job.image
     source = "user" if user_test else "pytest_traceback" if repro else "agent"
     try:
-        image_id = client.images.get(image).id
+        image_id = job.client.images.get(image).id if job.client else None
     except docker.errors.DockerException:
         image_id = None
     return {"repo": scrub_userinfo(repo), "ref": ref, "source_commit": staged.source_commit, "dirty": staged.dirty,
             "tree": staged_tree(staged), "reproduction": {"command": repro, "source": source},
-            "suite_command": suite_command, "image": image, "image_id": image_id, "patcher_version": __version__}
+            "suite_command": job.suite_command, "image": image, "image_id": image_id, "patcher_version": __version__}
 
 
 def staged_tree(staged: StagedRepo) -> str:

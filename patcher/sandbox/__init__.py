@@ -7,6 +7,7 @@ Lifecycle (start, close) lives in each class; operations are one typed request -
 from patcher.sandbox.base import OpenBox, Sandbox, deadline_for, diff_of
 from patcher.sandbox.client import DOCKER_ERRORS, docker_client, docker_host, first_line, get_image
 from patcher.sandbox.docker import DockerBoxes, DockerSandbox, require_image
+from patcher.sandbox.hardening import hardened
 from patcher.sandbox.local import LocalSandbox
 from patcher.sandbox.pool import BoxPool
 from patcher.sandbox.reaper import OWNER, owner_labels, reap
@@ -26,6 +27,7 @@ __all__ = [
     "docker_host",
     "first_line",
     "get_image",
+    "hardened",
     "owner_labels",
     "reap",
     "require_image",

@@ -18,9 +18,9 @@ from typing import Any
 import docker
 import docker.errors
 from docker.models.containers import _create_container_args
-from docker.types import LogConfig, Ulimit
 
 from patcher.config import SandboxConfig
+from patcher.sandbox.hardening import hardened
 from patcher.sandbox.reaper import owner_labels
 
 WORKSPACE = "/workspace"
@@ -72,21 +72,12 @@ def _create(client: docker.DockerClient, name: str, args: dict[str, Any]) -> Any
 
 
 def container_args(cfg: SandboxConfig, volume: str, labels: dict[str, str]) -> dict[str, Any]:
-    return {
-        "image": cfg.image,
-        "command": ["python3", "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo", "--sweep", "uid"],
-        "user": f"{cfg.uid}:{cfg.uid}", "stdin_open": True, "tty": False, "init": True,
-        "network_mode": "none", "read_only": True, "ipc_mode": "private",
-        "volumes": {volume: {"bind": WORKSPACE, "mode": "rw"}},
-        "tmpfs": {"/tmp": f"size={cfg.tmp_mb}m,nosuid,nodev"},
-        "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
-        "pids_limit": cfg.pids, "mem_limit": f"{cfg.memory_mb}m", "memswap_limit": f"{cfg.memory_mb}m",
-        "nano_cpus": int(cfg.cpus * 1e9),
-        "ulimits": [Ulimit(name="nofile", soft=cfg.nofile, hard=cfg.nofile), Ulimit(name="core", soft=0, hard=0)],
-        "log_config": LogConfig(type="json-file", config={"max-size": cfg.log_max, "max-file": "1"}),
-        "labels": labels, "working_dir": f"{WORKSPACE}/repo", "use_config_proxy": False,
-        "environment": {"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
-    }
+    command = ["python3", "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo", "--sweep", "uid"]
+    return {**hardened(image=cfg.image, command=command, uid=cfg.uid, memory_mb=cfg.memory_mb, cpus=cfg.cpus,
+                       pids=cfg.pids, tmp_mb=cfg.tmp_mb, nofile=cfg.nofile, log_max=cfg.log_max, labels=labels,
+                       working_dir=f"{WORKSPACE}/repo", volumes={volume: {"bind": WORKSPACE, "mode": "rw"}},
+                       environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}),
+            "stdin_open": True, "tty": False}  # the tool server's stdio is the attached socket
 
 
 class BoxPool:

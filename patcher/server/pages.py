@@ -5,7 +5,7 @@ through Pygments (which escapes), and a strict Content-Security-Policy forbids s
 styles. Every page with job data needs a token: an Authorization header, or the sign-in cookie that
 POST /login sets from a token typed into the sign-in form (HttpOnly, SameSite=Strict, so another site's
 page never sends it); without one a page redirects to /login, which shows no job data. A POST whose
-Origin is another site (or `null`) is refused before it gets here (api_auth.HostGuard) and here again;
+Origin is another site (or `null`) is refused before it gets here (auth.HostGuard) and here again;
 so the pages' Referrer-Policy is `same-origin` (with `no-referrer`, a browser sends `Origin: null` even for
 the page's own forms).
 """

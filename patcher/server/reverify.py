@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from patcher.review import Approval
 
 if TYPE_CHECKING:
-    from patcher.server.store import Job, Store
+    from patcher.server.store import Store, StoredJob
 
 KIND = "reverify"
 MAX_CHAIN = 20
@@ -43,7 +43,7 @@ def is_reverify(spec: dict[str, Any]) -> bool:
     return spec.get("kind") == KIND
 
 
-def reverify_spec(original: Job, ref: str) -> dict[str, Any]:
+def reverify_spec(original: StoredJob, ref: str) -> dict[str, Any]:
     """The stored spec of a re-verification of `original` (a verified job) on `ref`."""
     assert original.result is not None
     spec = original.spec
@@ -53,12 +53,12 @@ def reverify_spec(original: Job, ref: str) -> dict[str, Any]:
             "setup": spec.get("setup"), "submitter": first_submitter(original)}
 
 
-def first_submitter(job: Job) -> str | None:
+def first_submitter(job: StoredJob) -> str | None:
     """Who submitted the change: the first job's submitter, also for a re-verification of it."""
     return job.spec.get("submitter") if is_reverify(job.spec) else job.submitter
 
 
-def carried_approval(store: Store, job: Job) -> Approval | None:
+def carried_approval(store: Store, job: StoredJob) -> Approval | None:
     """The newest decision on the job this one re-verifies (followed back), while the diff's digest is
     the same all the way; None when there is none to carry."""
     digest = (job.result or {}).get("diff_sha256")

@@ -38,7 +38,7 @@ from patcher.server.checks import cap_request, check_repo
 from patcher.server.eventlog import EventLog
 from patcher.server.reverify import carried_approval, first_submitter, is_reverify, reverify_spec, with_origin
 from patcher.server.settings import ServerSettings
-from patcher.server.store import Job, Review, Store, UnknownJob
+from patcher.server.store import Review, Store, StoredJob, UnknownJob
 from patcher.server.workers import PoolConfig, WorkerPool
 from patcher.trace import scrub_userinfo
 
@@ -109,7 +109,7 @@ class JobService:
     # jobs
 
     def submit(self, request: JobRequest, idempotency_key: str | None = None, who: str = "dev"
-               ) -> tuple[Job, bool]:
+               ) -> tuple[StoredJob, bool]:
         self.allowed(who, "submit")
         size = len(request.traceback.encode("utf-8", "replace"))
         if size > self.settings.max_traceback_bytes:
@@ -128,7 +128,7 @@ class JobService:
         return job, created
 
     def reverify(self, job_id: str, ref: str, idempotency_key: str | None = None, who: str = "dev"
-                 ) -> tuple[Job, bool]:
+                 ) -> tuple[StoredJob, bool]:
         """Queue a re-verification of a verified job's diff on `ref` (reverify.py): no engine, a new record."""
         self.allowed(who, "submit")
         original = self.get(job_id)
@@ -147,16 +147,16 @@ class JobService:
             names = "PATCHER_REVIEWERS" if action == "review" else "PATCHER_SUBMITTERS"
             raise Forbidden(f"{who} may not {action} on this server (not in {names})")
 
-    def get(self, job_id: str) -> Job:
+    def get(self, job_id: str) -> StoredJob:
         job = self.find(job_id)
         if job is None:
             raise UnknownJob(f"no job {job_id}")
         return job
 
-    def find(self, job_id: str) -> Job | None:
+    def find(self, job_id: str) -> StoredJob | None:
         return self.store.get(job_id)
 
-    def list_jobs(self, state: str | None = None, limit: int = 50) -> list[Job]:
+    def list_jobs(self, state: str | None = None, limit: int = 50) -> list[StoredJob]:
         return self.store.list_jobs(state=state, limit=limit)
 
     def cancel(self, job_id: str, who: str = "dev") -> str:
@@ -167,14 +167,14 @@ class JobService:
         return self.pool.cancel(job_id)
 
     @staticmethod
-    def view(job: Job) -> dict[str, Any]:
+    def view(job: StoredJob) -> dict[str, Any]:
         """The `patcher fix --json` object once the job has a result; before that, its id and state."""
         if job.result is not None:
             return job.result
         message = job.error or ("waiting for a worker" if job.state == "queued" else "running")
         return {"id": job.id, "state": job.state, "message": message}
 
-    def summary(self, job: Job) -> dict[str, Any]:
+    def summary(self, job: StoredJob) -> dict[str, Any]:
         result = job.result or {}
         reviews = self.store.reviews(job.id)
         return {"id": job.id, "state": job.state, "created_at": job.created_at.isoformat(),
@@ -253,7 +253,7 @@ class JobService:
     def reviews(self, job_id: str) -> list[Review]:
         return self.store.reviews(job_id)
 
-    def carried(self, job: Job) -> Approval | None:
+    def carried(self, job: StoredJob) -> Approval | None:
         """The decision a re-verification carries over from the job it re-verifies (none of its own yet)."""
         return None if self.store.reviews(job.id) else carried_approval(self.store, job)
 
@@ -270,7 +270,7 @@ class JobService:
             pass
         return self._sign(job, self._decision(job))
 
-    def _verified(self, job: Job, error: type[BadInput] = Conflict) -> dict[str, Any]:
+    def _verified(self, job: StoredJob, error: type[BadInput] = Conflict) -> dict[str, Any]:
         result = job.result
         if job.state != "done" or result is None or result.get("status") != "verified":
             status = result.get("status") if result else None
@@ -278,12 +278,12 @@ class JobService:
                         + "; only a verified job has a signed record and can be reviewed")
         return result
 
-    def _decision(self, job: Job) -> Review | Approval | None:
+    def _decision(self, job: StoredJob) -> Review | Approval | None:
         """The job's newest review, else the one a re-verification carries over (same digest only)."""
         reviews = self.store.reviews(job.id)
         return reviews[-1] if reviews else carried_approval(self.store, job)
 
-    def _sign(self, job: Job, review: Review | Approval | None) -> dict[str, Any]:
+    def _sign(self, job: StoredJob, review: Review | Approval | None) -> dict[str, Any]:
         approval = review if isinstance(review, Approval) or review is None else Approval(
             decision=review.decision, who=review.who, when=review.when, comment=review.comment)  # type: ignore[arg-type]
         assert job.result is not None

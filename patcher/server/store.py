@@ -64,7 +64,7 @@ class StoreConfig(BaseModel):
 
 
 @dataclass(frozen=True)
-class Job:
+class StoredJob:
     """A snapshot of one job row."""
 
     id: str
@@ -96,8 +96,8 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _job(row: JobRow) -> Job:
-    return Job(id=row.id, state=row.state, spec=row.spec, result=row.result, error=row.error,
+def _job(row: JobRow) -> StoredJob:
+    return StoredJob(id=row.id, state=row.state, spec=row.spec, result=row.result, error=row.error,
                idempotency_key=row.idempotency_key, attempts=row.attempts, cancel_requested=row.cancel_requested,
                created_at=row.created_at, updated_at=row.updated_at, token=row.claim_token,
                submitter=row.submitter)
@@ -125,7 +125,7 @@ class Store:
         return Session(self.engine, expire_on_commit=False)
 
     def submit(self, spec: dict[str, Any], idempotency_key: str | None = None,
-               submitter: str | None = None) -> tuple[Job, bool]:
+               submitter: str | None = None) -> tuple[StoredJob, bool]:
         """Queue a job; (job, True) when new, (the earlier job, False) when the key was seen with this spec."""
         spec = json.loads(json.dumps(spec))
         try:
@@ -150,18 +150,18 @@ class Store:
                 return self._same_spec(earlier, spec), False
 
     @staticmethod
-    def _same_spec(earlier: JobRow, spec: dict[str, Any]) -> Job:
+    def _same_spec(earlier: JobRow, spec: dict[str, Any]) -> StoredJob:
         if earlier.spec != spec:
             raise IdempotencyConflict(f"idempotency key {earlier.idempotency_key!r} was already used for "
                                       f"job {earlier.id} with a different request")
         return _job(earlier)
 
-    def get(self, job_id: str) -> Job | None:
+    def get(self, job_id: str) -> StoredJob | None:
         with self._tx() as s:
             row = s.get(JobRow, job_id)
             return _job(row) if row else None
 
-    def list_jobs(self, state: str | None = None, limit: int = 100, offset: int = 0) -> list[Job]:
+    def list_jobs(self, state: str | None = None, limit: int = 100, offset: int = 0) -> list[StoredJob]:
         """Newest first."""
         query = select(JobRow).order_by(JobRow.created_at.desc(), JobRow.id.desc()).limit(limit).offset(offset)
         if state is not None:
@@ -176,7 +176,7 @@ class Store:
         with self._tx() as s:
             return int(s.scalar(query) or 0)
 
-    def claim(self) -> Job | None:
+    def claim(self) -> StoredJob | None:
         """Take the oldest queued job (now running, attempts + 1, a fresh token), or None when none waits."""
         for _ in range(16):  # the compare-and-set loses only to a concurrent claimer
             with self._tx() as s, s.begin():

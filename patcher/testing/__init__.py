@@ -11,8 +11,7 @@ A step may be a callable `f(request_json) -> step` for dynamic scripts; a step s
 script runs out the server answers HTTP 500 with a message saying so, so a test fails loudly.
 """
 
-from patcher.testing.server import RecordedRequest, ScriptedModelServer
-from patcher.testing.steps import (
+from patcher.testing.script import (
     NULL_FINISH,
     Reply,
     Step,
@@ -23,6 +22,7 @@ from patcher.testing.steps import (
     malformed_args,
     reply,
 )
+from patcher.testing.server import RecordedRequest, ScriptedModelServer
 
 __all__ = ["NULL_FINISH", "RecordedRequest", "Reply", "ScriptedModelServer", "Step", "content_filter", "cut_off",
            "delay", "http_error", "malformed_args", "reply"]

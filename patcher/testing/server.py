@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from patcher.testing.steps import CREATED, Delayed, HttpError, Reply, Step
+from patcher.testing.script import CREATED, Delayed, HttpError, Reply, Step
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """One run's trace events counted: rounds and stops, the first empty or failed tool result, the first third
-identical call, slowest tools, tokens and cost by round, how the run ended (traceview reads, tracerender shows).
+identical call, slowest tools, tokens and cost by round, how the run ended (trace/view.py reads, trace/render.py shows).
 
 Works on traces of runs still going or killed mid-way: a missing run_end is reported, not an error.
 """

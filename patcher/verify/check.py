@@ -18,12 +18,12 @@ from pathlib import Path
 
 from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
-from patcher.job import Job
 from patcher.sandbox import Sandbox
 from patcher.verify.constructs import find_constructs, unparsable
 from patcher.verify.contain import derived, targets_in
 from patcher.verify.doctests import changed_doctests
 from patcher.verify.hints import diff_hints
+from patcher.verify.job import Job
 from patcher.verify.policy import (
     NEW_TEST_FILE,
     check_diff,

@@ -3,7 +3,7 @@
 A diff may change source files and add new tests. It may not modify, delete or rename existing tests,
 touch conftest files or test/CI configuration, reach outside the repo or into `.git`, change file modes,
 add symlinks, submodules or binary files, register pytest plugins or hooks, or exceed a size cap.
-The check reads the text with unidiff plus a scan of git's extended header lines; verify.py cross-checks
+The check reads the text with unidiff plus a scan of git's extended header lines; verify/check.py cross-checks
 what `git apply` actually changed against `files_changed`.
 """
 
@@ -64,14 +64,22 @@ class PolicyResult:
 
 
 def is_test_path(path: str) -> bool:
+    """A test file or a file under a test directory: the one rule repair, localization, the engines and
+    verification share, so nothing ranks or proposes a line that the policy would then refuse to change."""
     *dirs, name = path.split("/")
     return any(d in TEST_DIRS for d in dirs) or bool(TEST_FILE.fullmatch(name))
 
 
 def is_config_path(path: str) -> bool:
+    """conftest, test/packaging/CI configuration and start-up hooks: no diff may add, change or remove one."""
     *dirs, name = path.split("/")
     return (name in CONFIG_NAMES or bool(CONFIG_FILE.fullmatch(name)) or name.endswith(".pth")
             or any(d in CONFIG_DIRS for d in dirs))
+
+
+def is_test_or_config(path: str) -> bool:
+    """An existing file no diff may change, so no engine should rank, edit or look for fixable code in it."""
+    return is_test_path(path) or is_config_path(path)
 
 
 def _strip(name: str | None) -> str | None:

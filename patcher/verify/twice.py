@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from patcher.intake import StagedRepo
-from patcher.job import Job
 from patcher.sandbox import Sandbox
 from patcher.verify.evidence import Failure, Stream, crashed
+from patcher.verify.job import Job
 from patcher.verify.perturb import Variant, added_literals, special_cased, variants
 from patcher.verify.pyvariants import under_pytest
 from patcher.verify.records import Refused, SecondJudge

@@ -1,0 +1,148 @@
+"""The steps `pipeline.run_job` strings together: a job prepared (settings, frames, reproduction, Docker,
+environment image, spare boxes, baseline), its diffs verified, and its ending written (result + run_end).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patcher.agent import reproduction_command
+from patcher.config import SandboxConfig, patcher_home
+from patcher.env import EnvConfig, ensure_env_image
+from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, effective, map_frames
+from patcher.result import JobResult, Reason, empty_verification, exit_code_for, status_for
+from patcher.review import base_provenance, with_result
+from patcher.sandbox import BoxPool, DockerBoxes, docker_client, reap, require_image
+from patcher.stopper import Stopper
+from patcher.trace import Redactor, Trace
+from patcher.verify import Baseline, Job, TestRun, Verification, run_baseline, verify
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class EngineContext:
+    """What a job's steps and its engine report to and are stopped by: its trace, progress line, stopper."""
+
+    trace: Trace
+    progress: Progress
+    stopper: Stopper
+
+
+
+Releasable = list[StagedRepo | BoxPool]
+"""What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
+
+
+def provenance(job: Job, repo: str, ref: str | None, user_test: str | None, ver: Verification,
+               diff: str) -> dict[str, Any] | None:
+    """What the record binds; `result_tree` only for a verified diff (one that applied)."""
+    assert job.client is not None
+    prov = base_provenance(job, repo, ref, user_test)
+    return with_result(prov, job.staged, diff) if ver.status == "verified" else prov
+
+
+def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, settings: Effective,
+            ctx: EngineContext, held: Releasable) -> Job | JobResult:
+    """Frames mapped, reproduction chosen, Docker and the environment image ready, baseline run; a JobResult
+    when the job ends here."""
+    test_command, cfg, suite_command = settings.test_command, settings.sandbox, settings.suite_command
+    trace, progress, stopper = ctx.trace, ctx.progress, ctx.stopper
+    if parsed is not None:
+        parsed = map_frames(parsed, staged.files)
+    repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
+    exc_type = parsed.exception.type if parsed and parsed.exception else None
+    site = crash_site(parsed) if parsed else None
+    client = docker_client()
+    reap(client)
+    require_image(client, cfg.image)
+    progress("preparing the environment image (dependencies)")
+    image = ensure_env_image(staged, settings.setup, EnvConfig(base_image=cfg.image), client, progress)
+    stopper.check()
+    if image != cfg.image:
+        trace.emit("environment", image=image, base_image=cfg.image)
+        cfg = cfg.model_copy(update={"image": image})
+
+    pool = BoxPool(client)  # the next box starts while this one works: baseline, agent, verification
+    held.append(pool)
+    pool.warm(cfg)
+    progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
+    job = Job(staged, DockerBoxes(cfg, client, pool, stopper), suite_command, repro, exc_type, site, parsed,
+              traceback, cfg.image, client)
+    base = run_baseline(job)
+    stopper.check()
+    emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
+    emit_runs(trace, "baseline", [("base-suite", base.suite)])
+    return _unusable(trace, job, base) or job.with_baseline(base)
+
+
+def _unusable(trace: Trace, job: Job, base: Baseline) -> JobResult | None:
+    """The ending when the baseline leaves nothing to check a fix against; None when it is usable."""
+    before = base.repro.outcome if base.repro else "not_run"
+    empty = empty_verification(job.repro, before, job.suite_command)
+    if job.repro and not base.reproduced:
+        return finish(trace, job.staged, "not_reproduced", _why_not_reproduced(base, job.repro, job.exc_type),
+                      verification=empty)
+    if not base.suite_usable:
+        return finish(trace, job.staged, "tests_failed", f"the test suite `{job.suite_command}` gave no usable "
+                      "result on the base code, so no fix could be checked for regressions; pass a suite that runs",
+                      verification=empty)
+    return None
+
+
+def verify_job(job: Job, diff: str, trace: Trace) -> Verification:
+    ver = verify(job, diff)
+    ver.pass_to_pass["command"] = job.suite_command
+    emit_runs(trace, "verify", ver.runs)
+    trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
+               reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
+    return ver
+
+
+def emit_runs(trace: Trace, phase: str, runs: list[tuple[str, TestRun]]) -> None:
+    for name, run in runs:
+        shared = {"answered_by": run.answered_by} if run.answered_by else {}
+        trace.emit("verify", phase=phase, step=name, command=run.command, outcome=run.outcome,
+                   exit_code=run.exit_code, passed=len(run.passed), failed=sorted(run.failed)[:20],
+                   duration_ms=round(run.duration_ms, 1), **shared)
+
+
+def open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = None,
+                on_event: Callable[[dict[str, Any]], None] | None = None) -> Trace:
+    run_id = time.strftime(f"%Y%m%d-%H%M%S-{kind}") + secrets.token_hex(3)
+    return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]),
+                 on_event)
+
+
+def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str:
+    if base.repro is None or base.repro.outcome != "failed":
+        outcome = base.repro.outcome if base.repro else "not_run"
+        return f"`{repro}` did not fail on the base code (outcome: {outcome}); the crash does not reproduce"
+    return (f"`{repro}` failed on the base code, but not with {exc_type} raised through the crash site; "
+            "the crash does not reproduce")
+
+
+def settings_for(trace: Trace, staged: StagedRepo, test: str | None, suite: str | None, setup: str | None,
+              sandbox: SandboxConfig) -> Effective:
+    """Flags over `[tool.patcher]` of the base tree over defaults; the trace says which came from where."""
+    settings = effective(staged.path, test, suite, setup, sandbox)
+    trace.emit("settings", test_command=settings.test_command, suite_command=settings.suite_command,
+               setup=settings.setup, allowlist=settings.sandbox.allowlist, sources=settings.sources)
+    return settings
+
+
+def finish(trace: Trace, staged: StagedRepo | None, reason: Reason, message: str,
+            exit_code: int | None = None, **fields: object) -> JobResult:
+    status = status_for(reason)
+    message = trace.redact.text(message)  # errors may quote a URL with credentials, or a secret
+    result = JobResult(run_id=trace.run_id, status=status, reason=reason, message=message,
+                       base_commit=staged.source_commit if staged else None, trace=str(trace.path),
+                       exit_code=exit_code if exit_code is not None else exit_code_for(status), **fields)  # type: ignore[arg-type]
+    trace.emit("run_end", status=result.status, reason=result.reason, message=message,
+               diff_sha256=result.diff_sha256)
+    return result

@@ -1,0 +1,276 @@
+"""Repair without a model: one-statement fix candidates from fix templates (SapFix/TBar style).
+
+`candidates(parsed, repo)` walks the traceback's repo frames innermost first, then their callers; in a
+frame the failing line, then its neighbours (±1, ±2, inside the same function); on each line every
+template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
+the bodies of the repo functions called on its failing line come next, then the top lines of a coverage
+ranking (`suspects`, patcher/repair/localize.py) when there is one. With a ranking, candidates are then sorted
+by the line's score × the template's prior (its place in `TEMPLATES`), ties by the line's place in the
+ranking. Each candidate is a git-style diff against the file as it is in `repo`; one whose result does
+not compile, that repeats an earlier result, that would edit a test file, that silences the reported
+exception (deletes or weakens the raise it came from, or catches and discards it: repair/suppress.py)
+or that makes a branch dead (repair/dead.py) is dropped. Pure host-side: reads files, runs nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from patcher.intake import ExceptionInfo, Frame, ParsedTraceback, map_frames
+from patcher.repair.dataflow import feeding_lines
+from patcher.repair.dead import makes_dead_branch
+from patcher.repair.edits import git_diff
+from patcher.repair.guards import bounds_guard, unbound_init, wrong_key
+from patcher.repair.names import wrong_name
+from patcher.repair.noneguards import empty_guard, missing_return, none_guard
+from patcher.repair.patterns import constant, other_name, relational, swap_operands, widen_except
+from patcher.repair.site import Fix, RepoView, Site, innermost
+from patcher.repair.suppress import RaiseSite, raise_site, suppression
+from patcher.repair.templates import comparison, dict_get, off_by_one, operator_swap, swap_args
+from patcher.verify import is_test_or_config
+
+TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
+    ("name", wrong_name),
+    ("unbound_init", unbound_init),
+    ("wrong_key", wrong_key),
+    ("dict_get", dict_get),
+    ("missing_return", missing_return),
+    ("none_guard", none_guard),
+    ("comparison", comparison),
+    ("off_by_one", off_by_one),
+    ("operator", operator_swap),
+    ("swap_args", swap_args),
+    ("empty_guard", empty_guard),
+    ("bounds_guard", bounds_guard),
+    ("swap_operands", swap_operands),
+    ("widen_except", widen_except),
+    ("relational", relational),
+    ("constant", constant),
+    ("other_name", other_name),
+)
+PRIOR = {name: 1.0 - 0.02 * i for i, (name, _) in enumerate(TEMPLATES)}
+"""Earlier templates fit more of the bugs they were built for; a small tilt, the localization dominates."""
+POOL = 5
+"""With a ranking, up to POOL × limit candidates are generated, then sorted."""
+NEIGHBOURS = (0, -1, 1, -2, 2)
+MAX_CALLEE_LINES = 60
+MAX_SUSPECTS = 30
+"""Top-ranked lines of the coverage localization tried besides the traceback's frames."""
+_UNSAFE_PATH = re.compile(r'[\x00-\x1f\x7f"\\]')
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: str
+    line: int
+    template: str
+    description: str
+    diff: str
+    new_text: str = field(repr=False)
+    """The whole file after the fix (what `diff` makes of the file in the repo)."""
+
+
+@dataclass
+class Stats:
+    """How a `candidates` run went, filled in as its iterator advances."""
+
+    generated: int = 0
+    """Candidates yielded."""
+    frames: int = 0
+    """Distinct repo frames (file, line) looked at."""
+    sites: int = 0
+    """Lines the templates ran on."""
+    duplicates: int = 0
+    """Fixes whose resulting file text an earlier candidate already had."""
+    not_compiling: int = 0
+    """Fixes whose result does not compile."""
+    test_files: int = 0
+    """Fixes that would edit a test file (verification refuses those)."""
+    suppressing: int = 0
+    """Fixes refused because they silence the reported exception (see repair/suppress.py)."""
+    dead: int = 0
+    """Fixes refused because they make a branch unreachable (see repair/dead.py)."""
+    limit_reached: bool = False
+    """Stopped at `limit`: more candidates may exist."""
+    seconds: float = 0.0
+    """Time spent generating, not counting the consumer's time between candidates."""
+
+
+class Scored(Protocol):
+    """A ranked line (patcher.repair.localize.Suspect): repo path, line number, localization score (read-only,
+    so a frozen dataclass fits)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+
+
+def candidates(
+    parsed: ParsedTraceback, repo: Path, limit: int = 200, stats: Stats | None = None,
+    suspects: Sequence[Scored] = (),
+) -> Iterator[Candidate]:
+    """Fix candidates for the traceback, at most `limit`, in a deterministic order (see module doc)."""
+    stats = stats if stats is not None else Stats()
+    clock: float | None = time.perf_counter()
+    try:
+        if limit <= 0:
+            stats.limit_reached = True
+            return
+        view = RepoView(Path(repo))
+        parsed = map_frames(parsed, view.files)  # once: the sites, the crash line and the raise read it
+        stream = _generate(view, parsed, stats, suspects)
+        if suspects:
+            stream = _ranked(stream, suspects, limit * POOL, _crash_lines(parsed, view))
+        for candidate in stream:
+            stats.generated += 1
+            stats.seconds += time.perf_counter() - (clock or 0.0)
+            clock = None
+            yield candidate
+            clock = time.perf_counter()
+            if stats.generated >= limit:
+                stats.limit_reached = True
+                return
+    finally:
+        if clock is not None:
+            stats.seconds += time.perf_counter() - clock
+
+
+def _generate(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored]
+              ) -> Iterator[Candidate]:
+    seen: set[tuple[str, bytes]] = set()
+    raised = raise_site(parsed, view)
+    for site in _sites(view, parsed, stats, suspects):
+        for template, make in TEMPLATES:
+            for fix in make(site):
+                if (candidate := _candidate(fix, template, seen, stats, raised)) is not None:
+                    yield candidate
+
+
+def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int,
+            crash: tuple[str, list[int]] | None = None) -> Iterator[Candidate]:
+    """Localization score × pattern prior, best first; ties go to the line ranked first (the ranking has
+    broken its own ties: a called function's line may tie with its caller's), then to generation order
+    (which also ranks lines the coverage run never saw, such as a traceback frame's neighbour). The line
+    that raised (the innermost repository frame outside the tests) ranks as the top line, ahead of its
+    ties: coverage spectra favour what only the failing test runs (its callers), the traceback names
+    where it broke. So do the lines that compute the values the raising line reads (repair/dataflow.py):
+    the bad value is often made a few statements before it is used."""
+    place = {(s.path, s.line): (s.score, i) for i, s in enumerate(suspects)}
+    if crash is not None and suspects:
+        for line in crash[1]:
+            place[(crash[0], line)] = (max(s.score for s in suspects), -1)
+    unseen = (0.0, len(suspects))
+    found = [c for _, c in zip(range(pool), stream, strict=False)]
+    keyed = [(-score * PRIOR[c.template], at, i) for i, c in enumerate(found)
+             for score, at in [place.get((c.path, c.line), unseen)]]
+    return iter([found[i] for *_, i in sorted(keyed)])
+
+
+def _crash_lines(parsed: ParsedTraceback, view: RepoView) -> tuple[str, list[int]] | None:
+    """The line that raised (innermost repo frame outside the tests) and the lines that feed it."""
+    frames, _ = _repo_frames(parsed)
+    if frames and frames[0].repo_path and not is_test_or_config(frames[0].repo_path):
+        src = view.source(frames[0].repo_path)
+        return frames[0].repo_path, [frames[0].line, *(feeding_lines(src, frames[0].line) if src else [])]
+    return None
+
+
+def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats,
+               raised: RaiseSite | None) -> Candidate | None:
+    path = fix.src.path
+    if is_test_or_config(path):
+        stats.test_files += 1
+        return None
+    new = fix.src.apply(list(fix.edits))
+    if new is None or new == fix.src.text or _UNSAFE_PATH.search(path):
+        return None
+    key = (path, hashlib.sha256(new.encode()).digest())
+    if key in seen:
+        stats.duplicates += 1
+        return None
+    seen.add(key)
+    if not _compiles(new, path):
+        stats.not_compiling += 1
+        return None
+    if suppression(raised, path, fix.src.text, new):
+        stats.suppressing += 1
+        return None
+    if makes_dead_branch(fix.src.tree, new):
+        stats.dead += 1
+        return None
+    return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new)
+
+
+def _compiles(text: str, path: str) -> bool:
+    """Parses and compiles (so `continue` outside a loop, `return` outside a function are caught too)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(text, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
+
+
+def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored] = ()
+           ) -> Iterator[Site]:
+    frames, exc = _repo_frames(parsed)
+    done: set[tuple[str, int]] = set()
+    for n, frame in enumerate(frames):
+        assert frame.repo_path is not None
+        src = view.source(frame.repo_path)
+        if (frame.repo_path, frame.line) in done or src is None or not 1 <= frame.line <= src.line_count:
+            continue
+        stats.frames += 1
+        func = innermost(src.tree, frame.line, ast.FunctionDef | ast.AsyncFunctionDef)
+        lo, hi = (func.lineno, func.end_lineno or func.lineno) if func else (1, src.line_count)  # type: ignore[attr-defined]
+        feeding = feeding_lines(src, frame.line) if n == 0 else []
+        for line in (frame.line, *feeding, *(frame.line + d for d in NEIGHBOURS[1:])):
+            if lo <= line <= hi and (src.path, line) not in done:
+                done.add((src.path, line))
+                stats.sites += 1
+                yield Site(src, line, exc, view)
+    innermost_path = frames[0].repo_path or "" if frames else ""
+    if innermost_path and is_test_or_config(innermost_path) and (src := view.source(innermost_path)):
+        yield from _callee_sites(Site(src, frames[0].line, exc, view), done, stats)
+    for suspect in suspects[:MAX_SUSPECTS]:
+        src = view.source(suspect.path)
+        if src and (suspect.path, suspect.line) not in done and suspect.line in src.by_line:
+            done.add((suspect.path, suspect.line))
+            stats.sites += 1
+            yield Site(src, suspect.line, exc, view)
+
+
+def _callee_sites(test: Site, done: set[tuple[str, int]], stats: Stats) -> Iterator[Site]:
+    """Every line of each repo function the failing test line calls (its own code is not to be edited)."""
+    names = [c.func.id if isinstance(c.func, ast.Name) else c.func.attr
+             for c in test.nodes(ast.Call) if isinstance(c.func, ast.Name | ast.Attribute)]
+    for name in dict.fromkeys(names):
+        for src, func in test.repo.defs(name):
+            if is_test_or_config(src.path) or not func.body:
+                continue
+            first = func.body[0].lineno
+            for line in range(first, min(func.end_lineno or first, first + MAX_CALLEE_LINES - 1) + 1):
+                if (src.path, line) not in done and line in src.by_line:
+                    done.add((src.path, line))
+                    stats.sites += 1
+                    yield Site(src, line, test.exc, test.repo)
+
+
+def _repo_frames(parsed: ParsedTraceback) -> tuple[list[Frame], ExceptionInfo | None]:
+    """Repo frames innermost first and their exception; from a chained traceback if the primary has none."""
+    for frames, exc in [(parsed.frames, parsed.exception), *reversed(parsed.chain)]:
+        if inside := [f for f in reversed(frames) if not f.external and f.repo_path]:
+            return inside, exc or parsed.exception
+    return [], parsed.exception

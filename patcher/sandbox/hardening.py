@@ -1,0 +1,34 @@
+"""The one set of `docker create` arguments every container patcher starts shares (job boxes, setup step).
+
+No network, every capability dropped, no-new-privileges, an init process, the sandbox uid, limits on pids,
+memory (swap set equal, so none is added), CPU and open files, no core dumps, a capped json-file log, a
+small tmpfs /tmp, no proxy settings from the Docker client's config; a read-only root filesystem and a
+private IPC namespace unless the caller turns one off by name and says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docker.types import LogConfig, Ulimit
+
+
+def hardened(*, image: str, command: list[str], uid: int, memory_mb: int, cpus: float, pids: int, tmp_mb: int,
+             nofile: int, log_max: str, labels: dict[str, str], working_dir: str, environment: dict[str, str],
+             volumes: dict[str, dict[str, str]], read_only: bool = True, private_ipc: bool = True) -> dict[str, Any]:
+    """Keyword arguments for `client.containers.create`; the caller adds only what is not about confinement."""
+    args: dict[str, Any] = {
+        "image": image, "command": command, "user": f"{uid}:{uid}", "init": True, "network_mode": "none",
+        "volumes": volumes, "tmpfs": {"/tmp": f"size={tmp_mb}m,nosuid,nodev"},
+        "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"],
+        "pids_limit": pids, "mem_limit": f"{memory_mb}m", "memswap_limit": f"{memory_mb}m",
+        "nano_cpus": int(cpus * 1e9),
+        "ulimits": [Ulimit(name="nofile", soft=nofile, hard=nofile), Ulimit(name="core", soft=0, hard=0)],
+        "log_config": LogConfig(type="json-file", config={"max-size": log_max, "max-file": "1"}),
+        "labels": labels, "working_dir": working_dir, "use_config_proxy": False, "environment": environment,
+    }
+    if read_only:
+        args["read_only"] = True
+    if private_ipc:
+        args["ipc_mode"] = "private"
+    return args

@@ -178,3 +178,21 @@ def test_a_plain_summary_finishes_without_a_note(run_agent: Callable[..., Run]) 
 ])
 def test_defined_functions_reads_only_code_blocks_that_parse(text: str, names: list[str]) -> None:
     assert defined_functions(text) == names
+
+
+RAW_EDIT = ('{"path": "shop.py", "old_text": "def total(items):\n    return sum(i[\'price\'] for i in items)", '
+            '"new_text": "def total(items):\n    return sum(i.get(\'price\', 0) for i in items)"}')
+"""edit_file arguments with the line breaks of the code left raw inside the JSON strings."""
+
+
+@pytest.mark.parametrize("written", ["text", "native"])
+def test_a_call_with_raw_newlines_in_its_code_runs(run_agent: Callable[..., Run], written: str) -> None:
+    """Small models write code into JSON strings with real line breaks; those calls still run."""
+    assert "\n" in RAW_EDIT and "\\n" not in RAW_EDIT
+    first = (reply('```json\n{"name": "edit_file", "arguments": ' + RAW_EDIT + '}\n```') if written == "text"
+             else reply(None, [("edit_file", RAW_EDIT)]))
+    r = run_agent([first, reply("Applied.")])
+    assert r.result.reason == "finished"
+    assert "+    return sum(i.get('price', 0) for i in items)" in diff_of(r.agent.box)
+    [call] = r.of_type("tool_call")
+    assert not call["is_error"] and call["repaired"] == (written == "native")

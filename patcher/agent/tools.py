@@ -40,8 +40,9 @@ TOOL_SCHEMAS = [
           {"path": _STR, "old_text": _STR, "new_text": _STR}, ["path", "old_text", "new_text"]),
     _tool("run_test", "Run an allowed test command (python -m pytest …, pytest …, python -m unittest …, "
           "python -c …) without a shell; returns the exit code and output.", {"command": _STR}, ["command"]),
-    _tool("give_up", "End the run without a fix and say why (for example: the crash cannot be fixed without "
-          "changing the tests). An honest answer, never held against you.", {"reason": _STR}, ["reason"]),
+    _tool("give_up", "End the run without a fix and say why, when no change to the source code can fix the crash. "
+          "Try an edit first: verification judges it, so a wrong try is safe. An honest answer.",
+          {"reason": _STR}, ["reason"]),
 ]
 GIVE_UP = "give_up"
 AGENT_TOOLS = (*MODEL_TOOLS, GIVE_UP)

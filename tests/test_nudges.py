@@ -18,7 +18,7 @@ from patcher.intake import StagedRepo, stage_repo
 from patcher.model import OpenAIModel
 from patcher.sandbox import LocalSandbox, diff_of
 from patcher.testing import ScriptedModelServer, Step, reply
-from patcher.trace import Trace, read_events
+from patcher.trace import Trace, analyze, read_events, render
 from tests.helpers import make_repo
 
 SOURCE = "def total(items):\n    return sum(i['price'] for i in items)\n"
@@ -95,6 +95,9 @@ def test_a_give_up_before_any_edit_is_answered_once_with_what_is_known(run_agent
     calls = r.of_type("tool_call")
     assert [(c["tool"], c["result"][:9]) for c in calls] == [("give_up", "Not yet: "), ("give_up", "run ended")]
     assert not r.of_type("guard_stop")
+    analysis = analyze(r.events)
+    assert analysis.nudges == [{"round": 1, "kind": "give_up"}]
+    assert "notes before an edit: give_up in round 1" in render(analysis).splitlines()
 
 
 def test_the_nudge_is_given_once_even_with_rounds_between(run_agent: Callable[..., Run]) -> None:

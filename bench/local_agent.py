@@ -7,7 +7,7 @@ the diff was verified. Meant for a small local model (llama.cpp's llama-server, 
 kept out of CI. The small server's context is short, so the agent's budget is set here (--context-tokens).
 
     .venv/bin/python -m bench.local_agent --base-url http://127.0.0.1:8080/v1 [--model local]
-        [--max-rounds 12] [--context-tokens 12000] [--max-tokens 1024] [--keep DIR] [NAME ...]
+        [--max-rounds 12] [--context-tokens 9000] [--max-tokens 1024] [--keep DIR] [NAME ...]
 
 (As a module: run as a file, bench/sandbox.py would shadow the `sandbox` package.)
 """
@@ -59,7 +59,7 @@ def main() -> None:
     ap.add_argument("--model", default="local")
     ap.add_argument("--api-key", default="unused-local")
     ap.add_argument("--max-rounds", type=int, default=12)
-    ap.add_argument("--context-tokens", type=int, default=12_000)
+    ap.add_argument("--context-tokens", type=int, default=9_000)
     ap.add_argument("--max-tokens", type=int, default=1024)
     ap.add_argument("--timeout", type=float, default=600.0, help="wall-clock seconds of one agent run")
     ap.add_argument("--keep", type=Path, help="copy every run's trace into this directory")

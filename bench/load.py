@@ -121,7 +121,7 @@ def check_stream(events: list[tuple[int, dict[str, Any]]]) -> str | None:
         return "more than one run_end: finished twice"
     by_attempt: dict[int, list[int]] = {}
     for _, e in events:
-        by_attempt.setdefault(e["attempt"], []).append(e["seq"])
+        by_attempt.setdefault(e["job_attempt"], []).append(e["seq"])
     for attempt, seqs in by_attempt.items():
         if seqs != list(range(1, len(seqs) + 1)):
             return f"attempt {attempt}: seq not contiguous"

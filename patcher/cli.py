@@ -79,22 +79,29 @@ def fix(
                                           "get; a rejected one is explained to the agent, which goes on.")] = 3,
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="USD.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Agent wall-clock seconds.")] = 900.0,
+    offline_limit: Annotated[int, typer.Option("--offline-limit", min=0, help="Most template candidates the "
+                                               "offline engine tries.")] = 200,
+    offline_budget: Annotated[float, typer.Option("--offline-budget", help="Seconds the offline engine may "
+                                                  "spend trying them.")] = 120.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the output to this file.")] = None,
 ) -> None:
     """Repair the crash; print the diff only when the repository's tests prove it."""
     from patcher.model import ModelConfig
-    from patcher.pipeline import JobSpec, run_job
+    from patcher.pipeline import run_job
+    from patcher.request import job_request, job_spec
 
     try:
         if engine not in (None, "agent", "offline", "auto"):
             raise BadInput(f"--engine must be agent, offline or auto, not {engine!r}")
         text = _read_input(traceback, "traceback")
+        request = job_request(repo=repo, ref=ref, traceback=text, test_command=test, suite_command=suite,
+                              engine=engine, setup=setup, attempts=attempts, offline_limit=offline_limit,
+                              offline_budget_s=offline_budget,
+                              limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
         # flags name a model; whether one is used, and the environment's otherwise, is the pipeline's rule
         config = ModelConfig.from_env(model=model, base_url=base_url) if model or base_url else None
-        spec = JobSpec(repo=repo, ref=ref, traceback=text, test_command=test, suite_command=suite, model=config,
-                       engine=engine, setup=setup, attempts=attempts,
-                       limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
+        spec = job_spec(request, model=config)
     except PatcherError as e:
         _fail(e)
     with err.status("starting", spinner="dots") as status:
@@ -110,19 +117,32 @@ def verify_cmd(
     test: Annotated[str | None, typer.Option("--test", help="Command that reproduces the crash.")] = None,
     suite: Annotated[str | None, typer.Option("--suite", help=SUITE_HELP)] = None,
     traceback: Annotated[str | None, typer.Option("--traceback", help="The crash it claims to fix.")] = None,
+    record: Annotated[Path | None, typer.Option("--record", help="When verified, write the signed record (DSSE "
+                                                "envelope) here; needs a signing key.")] = None,
+    signing_key: Annotated[Path | None, typer.Option("--signing-key", envvar="PATCHER_SIGNING_KEY",
+                                                     help="PEM Ed25519 private key that signs --record.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Re-verify a diff from scratch in fresh containers; exit 0 only when verified (for merge gates)."""
+    """Re-verify a diff from scratch in fresh containers (e.g. on a base that moved); exit 0 only when verified
+    (for merge gates); with --record, also write the signed record `patcher gate` checks."""
     from patcher.pipeline import verify_patch
+    from patcher.review import AttestConfig, attest, load_private_key
 
     try:
         diff = _read_input(patch, "patch")
         tb = _read_input(traceback, "traceback") if traceback else None
+        if record is not None:
+            if signing_key is None:
+                raise BadInput("--record needs a signing key: --signing-key FILE or PATCHER_SIGNING_KEY")
+            load_private_key(signing_key)  # a bad key is bad input now, not after minutes of verification
     except PatcherError as e:
         _fail(e)
     with err.status("verifying", spinner="dots") as status:
         result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
                               progress=lambda phase: status.update(markup_safe(phase)))
+    if record is not None and signing_key is not None and result.status == "verified":
+        record.write_text(json.dumps(attest(result.as_json(), AttestConfig(signing_key=signing_key)), indent=2))
+        err.print(f"signed record: {plain(str(record))}", markup=False, highlight=False, soft_wrap=True)
     _emit(result, as_json, None)
 
 

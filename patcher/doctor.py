@@ -19,7 +19,7 @@ import docker
 
 from patcher import hostdeps
 from patcher.env import image_status
-from patcher.errors import EnvironmentUnavailable
+from patcher.errors import BadInput, EnvironmentUnavailable
 from patcher.sandbox import docker_client, docker_host
 
 MODEL_PROBE_TIMEOUT_S = 3.0
@@ -46,6 +46,7 @@ def run_doctor() -> tuple[list[Check], int]:
         with closing(client):
             checks = [_daemon_check(client), _image_check(client)]
     checks.append(model_check())
+    checks.extend(access_checks())
     checks.extend(host_program_checks())
     failed = any(check.status == "FAIL" for check in checks)
     return checks, 3 if failed else 0
@@ -74,6 +75,30 @@ def host_program_checks() -> list[Check]:
         checks.append(Check(status, name, f"missing, {program.why}: install it with "
                                           f"`apt-get install -y {program.package}` (or run scripts/setup.sh)"))
     return checks
+
+
+def access_checks() -> list[Check]:
+    """Which credential sources are configured for private git remotes and package indexes (never a secret)."""
+    from patcher.env import EnvConfig
+    from patcher.env.pip import index_credentials, pip_settings, scrub
+    from patcher.intake import GitAccess
+
+    try:
+        git = GitAccess.from_env().describe()
+        git_check = Check("ok", "git credentials", "; ".join(git) if git else
+                          "none (public remotes only; PATCHER_GIT_TOKENS_FILE or PATCHER_GIT_SSH_KEY give access)")
+    except BadInput as e:
+        git_check = Check("FAIL", "git credentials", str(e))
+    indexes = pip_settings(EnvConfig())[2]
+    with_auth = index_credentials(indexes)
+    shown = ", ".join(scrub(u) for u in indexes if _host_port(u) in with_auth)
+    return [git_check, Check("ok", "index credentials", f"added by the setup proxy for {shown} (from pip's "
+                             "settings or netrc)" if shown else "none (the indexes are used without credentials)")]
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    parts = urllib.parse.urlsplit(url)
+    return (parts.hostname or "").lower(), parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def model_check() -> Check:

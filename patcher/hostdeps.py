@@ -34,6 +34,8 @@ PROGRAMS = (
     HostProgram("dockerd", "docker.io", "runs the sandbox containers", "product", "DOCKER_HOST"),
     HostProgram("debootstrap", "debootstrap", "builds the offline base image when no registry answers", "product"),
     HostProgram("rg", "ripgrep", "serves search_code in the host-side sandbox (LocalSandbox)", "tests"),
+    HostProgram("curl", "curl", "talks to the server in the CI example's gate script (examples/ci), as CI does",
+                "tests"),
     HostProgram("chromium", "chromium", "drives the review pages in the browser tests", "tests"),
     HostProgram("postgres", "postgresql", "serves the shared job store in the store and worker tests", "tests",
                 where="/usr/lib/postgresql/*/bin/postgres"),

@@ -67,7 +67,8 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     """The whole job. Raising `cancel` stops it within moments (boxes killed, model call abandoned, reason
     cancelled); `on_event` also gets every trace event (the server's shared event log)."""
     model = spec.model
-    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else [])]
+    secret_values = [*spec.secrets, *([model.api_key.get_secret_value()] if model and model.api_key else []),
+                     *spec.clone.access.secrets()]
     trace = open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
@@ -115,31 +116,37 @@ def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
 def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
                  traceback: str | None = None, sandbox: SandboxConfig | None = None,
                  suite_command: str | None = None, trace_dir: Path | None = None,
-                 progress: Progress = lambda _: None) -> JobResult:
-    """`patcher verify`: the same baseline and verification as a job, on a diff from elsewhere."""
-    trace = open_trace(trace_dir, "verify-")
+                 progress: Progress = lambda _: None, setup: str | None = None, clone: CloneLimits | None = None,
+                 on_event: Callable[[dict[str, Any]], None] | None = None,
+                 cancel: threading.Event | None = None) -> JobResult:
+    """`patcher verify` (and a server's re-verification on a new base): the same baseline and verification
+    as a job, on a diff from elsewhere; no engine runs."""
+    stopper = Stopper(cancel)
+    clone = clone or CloneLimits()
+    trace = open_trace(trace_dir, "verify-", Redactor(clone.access.secrets()), on_event)
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
 
     def check(held: Held) -> JobResult:
         parsed = parse_traceback(traceback) if traceback else None
         if not diff.strip():
             raise BadInput("the patch is empty")
-        staged = _stage(held, repo, ref)
-        settings = settings_for(trace, staged, test_command, suite_command, None, sandbox or SandboxConfig())
+        staged = _stage(held, repo, ref, clone)
+        settings = settings_for(trace, staged, test_command, suite_command, setup, sandbox or SandboxConfig())
         if parsed is None and not settings.test_command:
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")
         job = prepare(staged, parsed, traceback or "", settings.test_command, settings.sandbox,
-                      settings.suite_command, trace, progress, held, settings.setup)
+                      settings.suite_command, trace, progress, held, settings.setup, stopper)
         if isinstance(job, JobResult):
             return job
+        stopper.check()
         progress("verifying the diff in a fresh container")
         ver = verify_job(job, diff, trace)
         return finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
                       verification=ver.as_json(),
                       provenance=provenance(job, repo, ref, settings.test_command, ver, diff))
 
-    return _guarded(trace, check)
+    return _guarded(trace, check, stopper)
 
 
 def _guarded(trace: Trace, body: Callable[[Held], JobResult], stopper: Stopper | None = None) -> JobResult:

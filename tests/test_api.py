@@ -245,7 +245,7 @@ def test_events_stream_live_and_resume_after_last_event_id(server: ApiServer, sa
     assert {"verify"} <= {e["type"] for e in events}
     result = server.wait(job_id)
     on_disk = [json.loads(line) for line in Path(result["trace"]).read_text().splitlines()]
-    assert {e.pop("attempt") for e in events} == {1}
+    assert {e.pop("job_attempt") for e in events} == {1}
     assert events == on_disk, "the stream is the trace, whole"
     assert [int(m["id"]) for m in again] == seqs[3:]
 
@@ -378,7 +378,7 @@ def test_a_server_killed_mid_job_loses_nothing(tmp_path: Path, model: ScriptedMo
     assert all(r["status"] == "verified" for r in results.values()), results
     assert len(list(jobs_dir.glob("*.jsonl"))) == 2, "the interrupted attempt's trace is kept"
     assert [int(m["id"]) for m in events] == list(range(1, len(events) + 1)) and events[-1]["event"] == "run_end"
-    attempts = [json.loads(m["data"])["attempt"] for m in events]
+    attempts = [json.loads(m["data"])["job_attempt"] for m in events]
     assert attempts == sorted(attempts) and attempts[0] == 1 and attempts[-1] == 2, "ids go on across the crash"
     assert [m["event"] for m in events].count("run_start") == 2
 

@@ -37,7 +37,7 @@ def test_ids_continue_across_a_recovered_attempt_and_a_lost_claim_writes_nothing
     finally:
         other.close()
     assert [n for n, _ in rows] == [1, 2, 3, 4, 5]
-    assert [(e["attempt"], e["seq"], e["type"]) for _, e in rows] == [
+    assert [(e["job_attempt"], e["seq"], e["type"]) for _, e in rows] == [
         (1, 1, "run_start"), (1, 2, "verify"), (1, 3, "verify"), (2, 1, "run_start"), (2, 2, "run_end")]
     assert [n for n, _ in log.after(job.id, 3)] == [4, 5]
 

@@ -41,6 +41,6 @@ def test_a_re_queued_attempt_continues_the_event_ids(tmp_path: Path) -> None:
     ids = [int(m["id"]) for m in whole]
     assert ids == list(range(1, len(ids) + 1)) and whole[-1]["event"] == "run_end", "the stream's ids go on"
     streamed = [json.loads(m["data"]) for m in whole]
-    assert [e.pop("attempt") for e in streamed] == [1] * len(traces[0]) + [2] * len(traces[1])
+    assert [e.pop("job_attempt") for e in streamed] == [1] * len(traces[0]) + [2] * len(traces[1])
     assert streamed == [e for t in traces for e in t], "every attempt, in order"
     assert [int(m["id"]) for m in resumed] == ids[1:]

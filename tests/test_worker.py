@@ -85,7 +85,7 @@ def test_api_node_and_workers_share_only_postgres_and_a_killed_worker_loses_noth
     assert [(j["id"], j["attempts"]) for j in view] == [(job_id, 2)]
     ids = [int(m["id"]) for m in events]
     assert ids == list(range(1, len(ids) + 1)) and events[-1]["event"] == "run_end"
-    attempts = [json.loads(m["data"])["attempt"] for m in events]
+    attempts = [json.loads(m["data"])["job_attempt"] for m in events]
     assert attempts[0] == 1 and attempts[-1] == 2 and attempts == sorted(attempts)
     assert [m for m in resumed if "id" in m] == [m for m in events if int(m["id"]) > int(live[-1]["id"])]
     assert not list((tmp_path / "api" / "home").glob("jobs/*/*.jsonl")), "the API node ran nothing itself"

@@ -44,7 +44,7 @@ from patcher.env.cache import (
 )
 from patcher.env.config import EnvConfig
 from patcher.env.egress import FORWARDER, PORT_IN_BOX, SOCKET_DIR_IN_BOX, EgressProxy, allowlist
-from patcher.env.pip import pip_settings
+from patcher.env.pip import index_credentials, index_secrets, pip_settings, scrub
 from patcher.env.plan import SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
 from patcher.errors import EnvironmentUnavailable, SetupFailed
 from patcher.intake import StagedRepo
@@ -66,14 +66,16 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
     base = get_image(client, config.base_image)
     if base is None:
         raise EnvironmentUnavailable(f"sandbox image {config.base_image} is missing: run `patcher image build`")
-    key = env_key(plan, base.id, staged.base_commit)  # the staging commit is a function of the content alone
+    pip = pip_settings(config)
+    # The staging commit is a function of the content alone; the indexes count without their credentials.
+    key = env_key(plan, base.id, staged.base_commit, [scrub(url) for url in pip[2]])
     tag = f"{config.repository}:{key[:12]}"
     with locked(env_home(config) / f"env-{key[:12]}.lock"):
         cached = get_image(client, tag) is not None
         if not cached:
             log(f"installing dependencies ({', '.join(plan.files) or 'setup command'}) into {tag}")
             started = time.monotonic()
-            _build(client, staged, plan, base, tag, key, config)
+            _build(client, staged, plan, base, tag, key, config, pip)
             log(f"built {tag} in {time.monotonic() - started:.1f} s")
         update_index(config, touch=tag)
     if not cached:
@@ -82,11 +84,14 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
 
 
 def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,
-           config: EnvConfig) -> None:
-    pip_conf, ca, indexes = pip_settings(config)
+           config: EnvConfig, pip: tuple[str, bytes, list[str]]) -> None:
+    pip_conf, ca, indexes = pip
     hosts = allowlist([*indexes, *config.egress_urls])
-    with EgressProxy(hosts) as proxy:
-        _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca), proxy, Redactor(indexes))
+    with EgressProxy(hosts, index_credentials(indexes), ca) as proxy:
+        if proxy.ca_pem and "\ncert = " not in pip_conf:
+            pip_conf += f"cert = {SETUP_DIR}/ca.pem\n"
+        _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca + b"\n" + proxy.ca_pem), proxy,
+                   Redactor([*indexes, *index_secrets(indexes)]))
 
 
 def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,

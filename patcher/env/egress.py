@@ -12,7 +12,8 @@ small forwarder inside (FORWARDER, started by the setup script) exposes as `127.
   resolves to, connecting to the address it checked (a DNS answer cannot change in between). An index
   host may resolve to a private address: mirrors often sit inside (this machine's does).
 
-Everything else gets a 403 and is recorded in `refused`.
+Everything else gets a 403 and is recorded in `refused`. Requests to an index that has credentials get
+them here, for that index's host and port only (plain http: added to the request; https: mitm.py).
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ import os
 import selectors
 import socket
 import socketserver
+import ssl
 import tempfile
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from patcher.env.mitm import ProxyCA
 
 PORT_IN_BOX = 3128
 SOCKET_DIR_IN_BOX = "/run/patcher-egress"
@@ -71,8 +75,13 @@ def allowlist(urls: list[str]) -> dict[str, set[int]]:
 class EgressProxy:
     """The host side; `with EgressProxy(allowed) as proxy:` serves on `proxy.socket_dir / "proxy.sock"`."""
 
-    def __init__(self, allowed: dict[str, set[int]]) -> None:
+    def __init__(self, allowed: dict[str, set[int]], credentials: dict[tuple[str, int], str] | None = None,
+                 upstream_ca: bytes = b"") -> None:
         self.allowed = {h.lower(): ports for h, ports in allowed.items()}
+        self.credentials = {(h.lower(), port): value for (h, port), value in (credentials or {}).items()}
+        """(host, port) -> Authorization value added to the requests for that index only (mitm.py for https)."""
+        self.ca = ProxyCA([h for h, _ in self.credentials]) if self.credentials else None
+        self._upstream = ssl.create_default_context(cadata=upstream_ca.decode() if upstream_ca else None)
         self.refused: list[str] = []
         self.socket_dir = Path(tempfile.mkdtemp(prefix="patcher-egress-"))
         self._server: socketserver.ThreadingUnixStreamServer | None = None
@@ -92,7 +101,14 @@ class EgressProxy:
         threading.Thread(target=self._server.serve_forever, args=(0.2,), name="patcher-egress", daemon=True).start()
         return self
 
+    @property
+    def ca_pem(self) -> bytes:
+        """The certificate the setup container trusts for the https indexes the proxy adds credentials to."""
+        return self.ca.ca_pem if self.ca else b""
+
     def __exit__(self, *exc: object) -> None:
+        if self.ca is not None:
+            self.ca.close()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -126,6 +142,10 @@ class EgressProxy:
             self.refused.append(f"{method.decode('latin-1')} {target.decode('latin-1')[:200]}")
             client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             return
+        auth = self.credentials.get(((host or "").lower(), port))
+        if method == b"CONNECT" and auth and self.ca is not None:
+            self._intercept(client, where, (host or "").lower(), auth)
+            return
         try:
             upstream = socket.create_connection(where, timeout=30)
         except OSError:
@@ -136,8 +156,24 @@ class EgressProxy:
             if method == b"CONNECT":
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
-                upstream.sendall(_origin_form(head, rest))
+                upstream.sendall(_origin_form(head, rest, auth))
             _pipe(client, upstream)
+
+    def _intercept(self, client: socket.socket, where: tuple[str, int], host: str, auth: str) -> None:
+        """One request over TLS of the proxy's own, sent on with the credentials over verified TLS upstream."""
+        assert self.ca is not None
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        try:
+            with self.ca.server_context(host).wrap_socket(client, server_side=True) as tls:
+                head = _read_head(tls)
+                target = head.split(b" ", 2)[1].decode("latin-1") if head.count(b" ") >= 2 else "/"
+                with socket.create_connection(where, timeout=30) as raw, \
+                        self._upstream.wrap_socket(raw, server_hostname=host) as upstream:
+                    upstream.sendall(_origin_form(head, target if target.startswith("/") else "/", auth))
+                    while data := upstream.recv(65536):
+                        tls.sendall(data)
+        except (OSError, ssl.SSLError) as e:
+            self.refused.append(f"CONNECT {host}:{where[1]} (TLS: {type(e).__name__})")
 
 
 def _read_head(sock: socket.socket) -> bytes:
@@ -162,12 +198,15 @@ def _target(method: str, target: str) -> tuple[str | None, int, str]:
     return parts.hostname, parts.port or 80, path
 
 
-def _origin_form(head: bytes, path: str) -> bytes:
-    """The request as the origin server expects it: origin-form target, no proxy headers, one request."""
+def _origin_form(head: bytes, path: str, auth: str | None = None) -> bytes:
+    """The request as the origin server expects it: origin-form target, no proxy headers, one request, and
+    the index's credentials when this host has some (whatever the client sent in their place is dropped)."""
     first, _, rest = head.partition(b"\r\n")
     method, _, version = first.split(b" ", 2)
-    headers = [line for line in rest.split(b"\r\n") if line and not line.lower().startswith((b"proxy-",
-                                                                                           b"connection:"))]
+    dropped = (b"proxy-", b"connection:", b"authorization:")
+    headers = [line for line in rest.split(b"\r\n") if line and not line.lower().startswith(dropped)]
+    if auth:
+        headers.append(b"Authorization: " + auth.encode("latin-1"))
     return b"\r\n".join([b" ".join([method, path.encode(), version]), *headers, b"Connection: close", b"", b""])
 
 

@@ -3,17 +3,19 @@
 Read from pip's config files (global, then user, then PIP_CONFIG_FILE) and PIP_* variables; EnvConfig
 overrides them. file:// indexes are dropped (they are the host's paths). The container reaches the
 indexes only through the host's allowlisting proxy (egress.py), so pip's `proxy` is that proxy, and index
-URLs lose their userinfo: credentials never enter the container (an index that needs them is not
-reachable from the setup step yet).
+URLs lose their userinfo: credentials never enter the container. The proxy adds them instead, to the
+requests for that index's host and port only (`index_credentials`: the URL's userinfo, else netrc).
 """
 
 from __future__ import annotations
 
+import base64
 import configparser
+import netrc
 import os
 from contextlib import suppress
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from patcher.env.config import EnvConfig
 from patcher.env.egress import PORT_IN_BOX
@@ -46,6 +48,44 @@ def pip_settings(config: EnvConfig) -> tuple[str, bytes, list[str]]:
     values["proxy"] = f"http://127.0.0.1:{PORT_IN_BOX}"
     text = "[global]\n" + "".join(f"{k} = {v}\n" for k, v in values.items())
     return text, ca.read_bytes() if ca else b"", indexes
+
+
+def index_credentials(indexes: list[str]) -> dict[tuple[str, int], str]:
+    """(host, port) -> the Authorization header value the host's proxy adds for that index host only: from
+    the URL's userinfo (pip's configuration, EnvConfig) or else the host's netrc (NETRC or ~/.netrc)."""
+    found: dict[tuple[str, int], str] = {}
+    for url in indexes:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            continue
+        where = (parts.hostname.lower(), parts.port or (443 if parts.scheme == "https" else 80))
+        user, password = unquote(parts.username or ""), unquote(parts.password or "")
+        if not (user or password):
+            user, password = _netrc(parts.hostname)
+        if user or password:
+            found.setdefault(where, "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
+    return found
+
+
+def index_secrets(indexes: list[str]) -> list[str]:
+    """The passwords (and whole userinfo) of the index credentials, for redaction."""
+    out = []
+    for url in indexes:
+        parts = urlsplit(url)
+        if parts.hostname:
+            user, password = (unquote(parts.username or ""), unquote(parts.password or "")) \
+                if parts.username or parts.password else _netrc(parts.hostname)
+            out += [v for v in (password, parts.password or "", f"{user}:{password}") if v and v != ":"]
+    return out
+
+
+def _netrc(host: str) -> tuple[str, str]:
+    path = os.environ.get("NETRC") or str(Path.home() / ".netrc")
+    with suppress(OSError, netrc.NetrcParseError):
+        entry = netrc.netrc(path).authenticators(host)
+        if entry:
+            return entry[0] or "", entry[2] or ""
+    return "", ""
 
 
 def scrub(url: str) -> str:

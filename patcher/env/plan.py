@@ -23,6 +23,7 @@ from typing import Any
 RECIPE = "2"
 """Bumped whenever the setup script changes what an environment image holds."""
 VENV = "/opt/patcher-env"
+DEFAULT_INDEX = "https://pypi.org/simple"
 SETUP_DIR = "/workspace/.patcher-setup"
 
 
@@ -93,13 +94,16 @@ def _local(line: str, files: dict[str, bytes]) -> bool:
     return text.startswith(("-", ".", "/", "~")) or "file:" in text or "\\" in text
 
 
-def env_key(plan: EnvPlan, base_id: str, repo_content: str | None = None) -> str:
-    """Hash of everything the setup step can read: dependency files, setup command, base image, recipe, and
+def env_key(plan: EnvPlan, base_id: str, repo_content: str | None = None, indexes: list[str] | None = None) -> str:
+    """Hash of everything the setup step can read: dependency files, setup command, base image, recipe,
+    the package indexes (URLs without credentials: another password for one index is the same image), and
     (when the plan reads the repo) `repo_content`, an id of the whole staged tree."""
     if plan.reads_repo and not repo_content:
         raise ValueError("this plan reads the repo: its key needs the repo's content id")
     repo = repo_content if plan.reads_repo else None
-    digest = hashlib.sha256(f"recipe={RECIPE}\nbase={base_id}\nsetup={plan.setup_command!r}\nrepo={repo}\n"
+    # PyPI alone (the default) adds nothing, so keys made before indexes counted stay valid.
+    index = f"indexes={indexes!r}\n" if indexes and indexes != [DEFAULT_INDEX] else ""
+    digest = hashlib.sha256(f"recipe={RECIPE}\nbase={base_id}\nsetup={plan.setup_command!r}\nrepo={repo}\n{index}"
                             .encode())
     for name in sorted(plan.files):
         digest.update(f"{name}\n{len(plan.files[name])}\n".encode() + plan.files[name])

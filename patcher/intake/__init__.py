@@ -3,10 +3,12 @@ through a private git dir, or a bounded clone of a URL), the traceback parsed, i
 repo's files, and the repo's own `[tool.patcher]` settings read from the base tree.
 """
 
+from patcher.intake.access import GitAccess
 from patcher.intake.clone import CloneLimits
 from patcher.intake.frames import CrashSite, crash_site, innermost_repo_frames, map_frames
 from patcher.intake.gitview import find_toplevel, git_dirs
-from patcher.intake.repo import GitFailed, StagedRepo, host_git, stage_repo
+from patcher.intake.hostgit import GitFailed, host_git, open_repo
+from patcher.intake.repo import StagedRepo, stage_repo
 from patcher.intake.repoconfig import Effective, effective
 from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback, parse_traceback
 
@@ -16,6 +18,7 @@ __all__ = [
     "Effective",
     "ExceptionInfo",
     "Frame",
+    "GitAccess",
     "GitFailed",
     "ParsedTraceback",
     "StagedRepo",
@@ -26,6 +29,7 @@ __all__ = [
     "host_git",
     "innermost_repo_frames",
     "map_frames",
+    "open_repo",
     "parse_traceback",
     "stage_repo",
 ]

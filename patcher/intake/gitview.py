@@ -15,26 +15,12 @@ import os
 import re
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 from patcher.errors import BadInput
+from patcher.intake.hostgit import GitFailed, host_git
 
 HEAD_LINE = re.compile(r"ref: refs/[^\s\x00]+|[0-9a-f]{40}|[0-9a-f]{64}")
-SAFE_GIT = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "protocol.ext.allow=never",
-            "-c", "core.untrackedCache=false", "-c", "submodule.recurse=false", "-c", "credential.helper=",
-            "-c", "core.pager=cat", "-c", "protocol.file.allow=never"]
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
-           "GIT_AUTHOR_NAME": "patcher", "GIT_AUTHOR_EMAIL": "patcher@localhost",
-           "GIT_COMMITTER_NAME": "patcher", "GIT_COMMITTER_EMAIL": "patcher@localhost",
-           "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
-           "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0"}
-
-
-def host_env(**extra: str) -> dict[str, str]:
-    """A clean environment for host git: no GIT_* of the caller's (a GIT_DIR would redirect everything)."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return {**base, **GIT_ENV, **extra}
 
 
 def find_toplevel(path: Path) -> Path:
@@ -106,9 +92,11 @@ def _config(user_config: Path, view: Path) -> str:
 def _read_config(path: Path, view: Path, key: str) -> str | None:
     if not path.is_file() or path.is_symlink():
         return None
-    out = subprocess.run(["git", "config", "--file", str(path), "--get", key], capture_output=True, text=True,
-                         env=host_env(GIT_DIR=str(view)), cwd=view, timeout=30)
-    return out.stdout.strip().lower() or None
+    try:
+        out = host_git(view, "config", "--file", str(path), "--get", key, env={"GIT_DIR": str(view)}, timeout=30)
+    except GitFailed:
+        return None  # unset (exit 1), or a file git cannot parse: the defaults
+    return out.strip().lower() or None
 
 
 def _copy_file(src: Path, dest: Path) -> None:

@@ -22,16 +22,17 @@ import posixpath
 import re
 import shutil
 import stat
-import subprocess
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from patcher.errors import BadInput
 from patcher.intake.clone import CloneLimits, clone_url
-from patcher.intake.gitview import SAFE_GIT, find_toplevel, host_env, make_view
+from patcher.intake.gitview import find_toplevel, make_view
+from patcher.intake.hostgit import GitFailed, host_git, open_repo
 
 MAX_REPO_BYTES = 512 * 1024 * 1024
 STAND_IN = ".symlink-leaving-the-repo-withheld-by-patcher"
@@ -59,26 +60,6 @@ class StagedRepo:
         shutil.rmtree(self.path.parent, ignore_errors=True)
 
 
-Env = dict[str, str]
-
-
-class GitFailed(Exception):
-    """A host git command that exited non-zero; `stderr` is what git said."""
-
-    def __init__(self, argv: list[str], status: int, stderr: str, stdout: str) -> None:
-        super().__init__(f"{' '.join(argv[:3])} exited {status}: {stderr.strip()[-500:]}")
-        self.argv, self.status, self.stderr, self.stdout = argv, status, stderr, stdout
-
-
-def host_git(cwd: Path, *args: str, env: Env | None = None, timeout: float = 600) -> str:
-    """Host git with patcher's own settings; `env` points it at a private git dir (GIT_DIR, GIT_WORK_TREE)."""
-    out = subprocess.run(["git", *SAFE_GIT, *args], cwd=cwd, env=host_env(**(env or {})), capture_output=True,
-                         text=True, errors="surrogateescape", timeout=timeout, stdin=subprocess.DEVNULL)
-    if out.returncode != 0:
-        raise GitFailed(["git", *args], out.returncode, out.stderr, out.stdout)
-    return out.stdout.removesuffix("\n")
-
-
 def stage_repo(source: str, ref: str | None = None, clone: CloneLimits | None = None) -> StagedRepo:
     """Copy `source` (a path or a git URL) at `ref` (default: the work tree as it is) into staging."""
     root = Path(tempfile.mkdtemp(prefix="patcher-stage-"))
@@ -89,8 +70,7 @@ def stage_repo(source: str, ref: str | None = None, clone: CloneLimits | None = 
         top = find_toplevel(local)
         if ref is not None:
             return _stage_tree(_checkout_local(top, ref, root / "clone"), root / "repo")
-        view = make_view(top, root / "view")
-        return _stage_tree(top, root / "repo", {"GIT_DIR": str(view), "GIT_WORK_TREE": str(top)})
+        return _stage_tree(top, root / "repo", make_view(top, root / "view"))
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
@@ -112,7 +92,8 @@ def _checkout_local(top: Path, ref: str, dest: Path) -> Path:
     dest.mkdir()
     make_view(top, dest / ".git", index=False)
     try:
-        host_git(dest, "checkout", "--quiet", "--detach", ref, "--")
+        host_git(dest, "checkout", "--quiet", "--detach", ref, "--",
+                 env={"GIT_DIR": str(dest / ".git"), "GIT_WORK_TREE": str(dest)})
     except GitFailed as e:
         raise BadInput(f"cannot check out {ref} of {top}: {_last_line(e.stderr)}") from e
     return dest
@@ -122,14 +103,35 @@ def _last_line(text: str) -> str:
     return (text.strip().splitlines()[-1:] or [""])[0].strip()
 
 
-def _listed_files(tree: Path, env: Env | None) -> list[str]:
-    out = host_git(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard", env=env)
-    return sorted({p for p in out.split("\0") if p})
+def _stage_tree(tree: Path, dest: Path, git_dir: Path | None = None) -> StagedRepo:
+    """The files of `tree` (read through `git_dir`, default its own `.git`, which is then one of ours)
+    copied to `dest` and committed there as the base."""
+    with open_repo(git_dir or tree / ".git", worktree=tree) as repo:
+        listed = repo.git.ls_files("-z", "--cached", "--others", "--exclude-standard")
+        files = _copy_listed(tree, dest, sorted({p for p in listed.split("\0") if p}))
+        source_commit, dirty = _source_state(repo)
+    dest.mkdir(parents=True, exist_ok=True)
+    with open_repo(_init(dest)) as staging:
+        staging.git.add("--all", "--force")
+        staging.git.commit("--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
+        # One pack instead of a loose object per file: half the tar entries, and put_archive pays per entry.
+        staging.git(c=["pack.window=0", "core.fsync=none"]).repack("-a", "-d", "-q")
+        outside = [rel for rel in files if (dest / rel).is_symlink() and leaves_repo(rel, os.readlink(dest / rel))]
+        for i in range(0, len(outside), 500):
+            staging.git.update_index("--skip-worktree", "--", *outside[i : i + 500])
+        base = staging.head.commit.hexsha
+    return StagedRepo(dest, base, source_commit, dirty, files, outside)
 
 
-def _stage_tree(tree: Path, dest: Path, env: Env | None = None) -> StagedRepo:
+def _init(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    host_git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
+    return dest / ".git"
+
+
+def _copy_listed(tree: Path, dest: Path, listed: list[str]) -> list[str]:
     files, total = [], 0
-    for rel in _listed_files(tree, env):
+    for rel in listed:
         src = tree / rel
         try:
             st = src.lstat()
@@ -148,17 +150,7 @@ def _stage_tree(tree: Path, dest: Path, env: Env | None = None) -> StagedRepo:
             shutil.copyfile(src, target, follow_symlinks=False)
             os.chmod(target, 0o755 if st.st_mode & 0o111 else 0o644)
         files.append(rel)
-    dest.mkdir(parents=True, exist_ok=True)
-    source_commit, dirty = _source_state(tree, env)
-    host_git(dest, "init", "--quiet", "--template=", "--initial-branch=base")
-    host_git(dest, "add", "--all", "--force")
-    host_git(dest, "commit", "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
-    # One pack instead of a loose object per file: half the tar entries, and put_archive pays per entry.
-    host_git(dest, "-c", "pack.window=0", "-c", "core.fsync=none", "repack", "-a", "-d", "-q")
-    outside = [rel for rel in files if (dest / rel).is_symlink() and leaves_repo(rel, os.readlink(dest / rel))]
-    for i in range(0, len(outside), 500):
-        host_git(dest, "update-index", "--skip-worktree", "--", *outside[i : i + 500])
-    return StagedRepo(dest, host_git(dest, "rev-parse", "HEAD"), source_commit, dirty, files, outside)
+    return files
 
 
 def leaves_repo(rel: str, target: str) -> bool:
@@ -170,14 +162,15 @@ def leaves_repo(rel: str, target: str) -> bool:
     return resolved == ".." or resolved.startswith("../")
 
 
-def _source_state(tree: Path, env: Env | None) -> tuple[str | None, bool]:
-    try:
-        head = host_git(tree, "rev-parse", "--verify", "--quiet", "HEAD", env=env)
-    except GitFailed:
+def _source_state(repo: Any) -> tuple[str | None, bool]:
+    """(HEAD's commit, whether the work tree differs from it); (None, True) before the first commit.
+    Asked of git, not read by GitPython's object model: the user's repository may use sha256 object ids."""
+    status, head, _ = repo.git.rev_parse("--verify", "--quiet", "HEAD", with_extended_output=True,
+                                         with_exceptions=False)
+    if status != 0:
         return None, True
     # Submodules are not staged, so their state is not the base's; status would also enter their .git.
-    dirty = bool(host_git(tree, "status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all",
-                      env=env))
+    dirty = bool(repo.git.status("--porcelain", "--untracked-files=normal", "--ignore-submodules=all"))
     return head, dirty
 
 

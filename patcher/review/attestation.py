@@ -72,6 +72,9 @@ class Approval(BaseModel):
     """When the decision was recorded (UTC)."""
     comment: str = ""
     """The reviewer's comment."""
+    carried_from: str | None = None
+    """The job the decision was recorded on, when it is carried onto a re-verification of the same diff on a
+    new base (None: recorded on this job itself)."""
 
 
 # keys ------------------------------------------------------------------------------------------------
@@ -185,8 +188,9 @@ def _iso(when: datetime) -> str:
 def _approval_json(approval: Approval | None) -> dict[str, Any] | None:
     if approval is None:
         return None
+    carried = {"carried_from": approval.carried_from} if approval.carried_from else {}
     return {"decision": approval.decision, "who": approval.who, "when": _iso(approval.when),
-            "comment": approval.comment}
+            "comment": approval.comment, **carried}
 
 
 def attest(result: Mapping[str, Any], config: AttestConfig, *, image: str | None = None,
@@ -255,6 +259,8 @@ def check(patch_bytes: bytes | None, envelope: Mapping[str, Any], public_key_pem
                            else "approval: the record names no submitter, so the approver cannot be told apart")
     how = f"; approved by {approval.get('who')} at {approval.get('when')}" if isinstance(approval, dict) \
         and approval.get("decision") == "approve" else ""
+    if how and approval and approval.get("carried_from"):
+        how += f" (on job {approval.get('carried_from')}, the same diff on its earlier base)"
     return True, f"ok: patch sha256 {actual[:16]}… verified on {ext.get('base_commit')}{how}"
 
 

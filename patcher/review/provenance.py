@@ -21,7 +21,7 @@ import docker
 import docker.errors
 
 from patcher import __version__
-from patcher.intake import StagedRepo, host_git
+from patcher.intake import StagedRepo, host_git, open_repo
 from patcher.trace import scrub_userinfo
 
 
@@ -38,7 +38,8 @@ def base_provenance(staged: StagedRepo, repo: str, ref: str | None, repro: str |
 
 
 def staged_tree(staged: StagedRepo) -> str:
-    return host_git(staged.path, "rev-parse", f"{staged.base_commit}^{{tree}}")
+    with open_repo(staged.path / ".git") as repo:  # patcher's own staging repo, so GitPython reads the objects
+        return str(repo.commit(staged.base_commit).tree.hexsha)
 
 
 def result_tree(staged: StagedRepo, diff: str) -> str:

@@ -7,6 +7,7 @@ cookie, pages.py); /openapi.json, /docs and /static/style.css show none and need
     GET  /v1/jobs                    {jobs: […]}    (?state=&limit=)
     GET  /v1/jobs/{id}               the `patcher fix --json` object (before it exists: id, state, message)
     POST /v1/jobs/{id}/cancel        {id, state}    (its submitter, or review permission)
+    POST /v1/jobs/{id}/reverify      202 {id, of}   (submit permission): the verified diff proved again on a ref
     POST /v1/jobs/{id}/review        {review, attestation}  (review permission; who = the token's name;
                                                              the submitter cannot approve)
     GET  /v1/jobs/{id}/attestation   the DSSE envelope (404 unless verified)
@@ -31,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from patcher.errors import BadInput
 from patcher.server.auth import COOKIE, AuthError, HostGuard, page_reader, who_is
 from patcher.server.events import parse_last_id, stream
+from patcher.server.reverify import ReverifyRequest
 from patcher.server.service import (
     Conflict,
     Forbidden,
@@ -97,6 +99,15 @@ def _routes(app: FastAPI) -> None:
         job, created = service.submit(body, idempotency_key, who)
         return JSONResponse({"id": job.id}, 202, headers={"Location": f"/v1/jobs/{job.id}",
                                                           "Idempotent-Replayed": str(not created).lower()})
+
+    @app.post("/v1/jobs/{job_id}/reverify", status_code=202)
+    def reverify(job_id: str, body: ReverifyRequest, service: Service, who: Who,
+                 idempotency_key: Annotated[str | None, Header()] = None) -> JSONResponse:
+        """Prove a verified job's diff again on another ref (no agent): a new job, whose record names the same
+        digest on the new base and carries the approval of that digest (reverify.py)."""
+        job, created = service.reverify(job_id, body.ref, idempotency_key, who)
+        return JSONResponse({"id": job.id, "of": job_id}, 202, headers={
+            "Location": f"/v1/jobs/{job.id}", "Idempotent-Replayed": str(not created).lower()})
 
     @app.get("/v1/jobs")
     def list_jobs(service: Service, who: Who,

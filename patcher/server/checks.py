@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from patcher.agent import Limits
 from patcher.errors import BadInput
 from patcher.intake import find_toplevel, git_dirs
+from patcher.request import JobRequest
 from patcher.server.settings import ServerSettings
 
 SCHEMES = ("https", "http", "ssh", "git")
@@ -121,3 +122,16 @@ def cap_limits(settings: ServerSettings, limits: Limits) -> Limits:
     if limits.max_cost_usd is None and settings.max_cost_usd is not None:
         return limits.model_copy(update={"max_cost_usd": settings.max_cost_usd})
     return limits
+
+
+def cap_request(settings: ServerSettings, request: JobRequest) -> JobRequest:
+    """The request with the server's caps applied: the agent's limits, and the offline engine's time, which
+    may not exceed the longest the server lets an agent run (unset, it takes that cap when the default is
+    over it); BadInput naming what is over."""
+    budget = request.offline_budget_s
+    if budget > settings.max_timeout_s:
+        if "offline_budget_s" in request.model_fields_set:
+            raise BadInput(f"offline_budget_s {budget} > {settings.max_timeout_s}: above this server's cap "
+                           "(PATCHER_MAX_TIMEOUT_S)")
+        budget = settings.max_timeout_s
+    return request.model_copy(update={"limits": cap_limits(settings, request.limits), "offline_budget_s": budget})

@@ -59,9 +59,10 @@ class EventLog:
         return True
 
     def after(self, job_id: str, last_id: int = 0, limit: int = 500) -> list[tuple[int, dict[str, Any]]]:
-        """(id, event) of the job's events with ids above `last_id`, oldest first; each event names its attempt."""
+        """(id, event) of the job's events with ids above `last_id`, oldest first; each event names the worker's
+        attempt at the job in `job_attempt` (the event's own fields, such as an `attempt` event's number, stay)."""
         with Session(self.engine) as s:
             rows = s.execute(select(EventRow.n, EventRow.attempt, EventRow.event)
                              .where(EventRow.job_id == job_id, EventRow.n > last_id)
                              .order_by(EventRow.n).limit(limit))
-            return [(row_id, {**event, "attempt": attempt}) for row_id, attempt, event in rows]
+            return [(row_id, {**event, "job_attempt": attempt}) for row_id, attempt, event in rows]

@@ -27,14 +27,20 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer
 
 from patcher.errors import BadInput
+from patcher.request import job_request
 from patcher.server.auth import COOKIE, AuthError, page_reader, who_is
-from patcher.server.service import FINISHED, Forbidden, JobService, service_of
+from patcher.server.service import FINISHED, Forbidden, JobService, TooLarge, TooMany, service_of
 from patcher.server.store import STATES
 
 router = APIRouter(include_in_schema=False)
+STATUS = {Forbidden: 403, TooLarge: 413, TooMany: 429}
+STEPS = ("verify", "guard_stop", "offline")
+"""Trace events shown as steps under the transcript (live.js shows the same ones as they come)."""
 TEMPLATES = Path(__file__).parent / "web" / "templates"
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; "
-       "base-uri 'none'")
+CSP = ("default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+"""Scripts only from this server's own files (live.js), never inline: markup a job's text could smuggle in
+would not run even if it escaped the templates."""
 HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
            "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
 
@@ -70,8 +76,14 @@ def index(request: Request, state: str | None = None) -> Response:
         return _sign_in(request)
     service = service_of(request)
     state = state if state in STATES else None
+    return _index(service, who, state)
+
+
+def _index(service: JobService, who: str, state: str | None = None, error: str | None = None,
+           form: dict[str, str] | None = None, status: int = 200) -> HTMLResponse:
     jobs = [service.summary(job) for job in service.list_jobs(state, 200)]
-    return render("index.html", jobs=jobs, state=state, who=who)
+    return render("index.html", status, jobs=jobs, state=state, who=who, error=error, form=form or {},
+                  may_submit=service.settings.may(who, "submit"), roots=service.settings.repo_roots)
 
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
@@ -107,12 +119,34 @@ def logout() -> Response:
     return response
 
 
+FORM_FIELDS = ("repo", "ref", "traceback", "test_command", "engine")
+
+
+@router.post("/jobs")
+async def submit_form(request: Request) -> Response:
+    """The job list's form: a new job as the signed-in token (submit permission), then its live page."""
+    service = service_of(request)
+    form = await _form(request)
+    kept = {k: form.get(k, "") for k in FORM_FIELDS}
+    who = reader(request)
+    if who is None:
+        return render("login.html", 401, next="/", error="sign in to submit a job", who=None)
+    if from_another_site(request):
+        return _index(service, who, error="refused: the form was sent from another site", form=kept, status=403)
+    fields = {k: v.strip() if k != "traceback" else v for k, v in kept.items() if v.strip()}
+    try:
+        job, _ = service.submit(job_request(**fields), None, who)
+    except BadInput as e:
+        status = next((code for kind, code in STATUS.items() if isinstance(e, kind)), 400)
+        return _index(service, who, error=str(e), form=kept, status=status)
+    return RedirectResponse(f"/jobs/{job.id}", 303, headers=HEADERS)
+
+
 @router.post("/jobs/{job_id}/review")
 async def review_form(request: Request, job_id: str) -> Response:
     service = service_of(request)
     form = await _form(request)
-    origin = request.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+    if from_another_site(request):
         return _job_page(service, job_id, None, "refused: the form was sent from another site", 403)
     token = form.get("token", "").strip()
     who = None
@@ -127,6 +161,13 @@ async def review_form(request: Request, job_id: str) -> Response:
     return RedirectResponse(f"/jobs/{job_id}#review", 303, headers=HEADERS)
 
 
+def from_another_site(request: Request) -> bool:
+    """Whether a form was posted by another site's page (its Origin is not this Host); HostGuard refuses
+    those first, this is the second lock on every page that changes state."""
+    origin = request.headers.get("origin")
+    return origin is not None and urlsplit(origin).netloc != request.headers.get("host")
+
+
 async def _form(request: Request) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
 
@@ -134,6 +175,12 @@ async def _form(request: Request) -> dict[str, str]:
 def _local(target: str) -> str:
     """Only a path on this server is a place to go after signing in (never `//host` or a URL)."""
     return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
+
+
+@router.get("/static/live.js")
+def live_script() -> Response:
+    return Response((TEMPLATES.parent / "live.js").read_text(), media_type="text/javascript",
+                    headers={"Cache-Control": "max-age=300", "X-Content-Type-Options": "nosniff"})
 
 
 @router.get("/static/style.css")
@@ -157,10 +204,18 @@ def _job_page(service: JobService, job_id: str, who: str | None, error: str | No
     return render("job.html", status, job=job, summary=service.summary(job), result=result,
                   diff=Markup(highlight(diff, DiffLexer(), HtmlFormatter(cssclass="diff"))) if diff else None,
                   verification=result.get("verification"), agent=result.get("agent"),
-                  rounds=transcript(events), others=[e for e in events if e.get("type") in ("verify", "guard_stop")],
-                  reviews=service.reviews(job_id), error=error, finished=job.state in FINISHED,
+                  rounds=transcript(events), others=[e for e in events if e.get("type") in STEPS],
+                  attempts=result.get("attempts") or _verifications(events),
+                  reviews=service.reviews(job_id), carried=service.carried(job), error=error,
+                  finished=job.state in FINISHED,
                   verified=job.state == "done" and result.get("status") == "verified",
                   dev=service.settings.dev, who=who)
+
+
+def _verifications(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The running job's verifications so far, numbered in order across
+    the worker's attempts at the job (each restarts its own `attempt` count)."""
+    return [{**e, "attempt": n} for n, e in enumerate((e for e in events if e.get("type") == "attempt"), 1)]
 
 
 def transcript(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -30,12 +30,13 @@ from typing import Any, Literal
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from patcher.agent import Limits
 from patcher.errors import BadInput
 from patcher.intake import CloneLimits
+from patcher.request import JobRequest, job_spec
 from patcher.review import Approval, AttestConfig, attest, statement_of
-from patcher.server.checks import cap_limits, check_repo
+from patcher.server.checks import cap_request, check_repo
 from patcher.server.eventlog import EventLog
+from patcher.server.reverify import carried_approval, first_submitter, is_reverify, reverify_spec, with_origin
 from patcher.server.settings import ServerSettings
 from patcher.server.store import Job, Review, Store, UnknownJob
 from patcher.server.workers import PoolConfig, WorkerPool
@@ -62,27 +63,6 @@ class Forbidden(BadInput):
 
 class TooMany(BadInput):
     pass
-
-
-class JobRequest(BaseModel):
-    """A repair job as a client submits it."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    repo: str = Field(min_length=1, max_length=4096)
-    """A git URL (https, http, ssh, git, or user@host:path), or a server-side path under an allowed root."""
-    ref: str | None = Field(None, min_length=1, max_length=255, pattern=r"^[^\s\x00-\x1f-][^\s\x00-\x1f]*$")
-    """Commit, branch or tag; unset means the work tree as it is (for a server-side path)."""
-    traceback: str = Field(min_length=1)
-    """The crash report text (size limited by the server's settings)."""
-    test_command: str | None = Field(None, min_length=1, max_length=4096)
-    """Command that reproduces the crash inside the sandbox."""
-    suite_command: str | None = Field(None, min_length=1, max_length=4096)
-    """Pass-to-pass suite; default: [tool.patcher] suite of the repository, else `python -m pytest -q`."""
-    limits: Limits = Field(default_factory=Limits)
-    """Agent guards: rounds, cost, time."""
-    attempts: int = Field(3, ge=1, le=10)
-    """Verifications the agent's diff may get; each rejected one is explained to the agent, which goes on."""
 
 
 class ReviewRequest(BaseModel):
@@ -138,11 +118,26 @@ class JobService:
         if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
             raise BadInput("the Idempotency-Key header must be 1 to 255 characters")
         check_repo(self.settings, request.repo)
-        request = request.model_copy(update={"limits": cap_limits(self.settings, request.limits)})
+        request = cap_request(self.settings, request)
         if self.store.active(who) >= self.settings.max_active_per_token:
             raise TooMany(f"{who} already has {self.settings.max_active_per_token} jobs queued or running "
                           "(PATCHER_MAX_ACTIVE_PER_TOKEN); wait for one to end")
         job, created = self.store.submit(request.model_dump(mode="json"), idempotency_key, submitter=who)
+        if created:
+            self.pool.notify()
+        return job, created
+
+    def reverify(self, job_id: str, ref: str, idempotency_key: str | None = None, who: str = "dev"
+                 ) -> tuple[Job, bool]:
+        """Queue a re-verification of a verified job's diff on `ref` (reverify.py): no engine, a new record."""
+        self.allowed(who, "submit")
+        original = self.get(job_id)
+        self._verified(original)
+        check_repo(self.settings, original.spec["repo"])
+        if self.store.active(who) >= self.settings.max_active_per_token:
+            raise TooMany(f"{who} already has {self.settings.max_active_per_token} jobs queued or running "
+                          "(PATCHER_MAX_ACTIVE_PER_TOKEN); wait for one to end")
+        job, created = self.store.submit(reverify_spec(original, ref), idempotency_key, submitter=who)
         if created:
             self.pool.notify()
         return job, created
@@ -184,7 +179,8 @@ class JobService:
         reviews = self.store.reviews(job.id)
         return {"id": job.id, "state": job.state, "created_at": job.created_at.isoformat(),
                 "updated_at": job.updated_at.isoformat(), "repo": scrub_userinfo(str(job.spec.get("repo"))),
-                "ref": job.spec.get("ref"), "submitter": job.submitter,
+                "ref": job.spec.get("ref"), "submitter": job.submitter, "kind": job.spec.get("kind", "fix"),
+                "of": job.spec.get("of"),
                 "status": result.get("status"), "reason": result.get("reason"),
                 "message": result.get("message") or job.error, "attempts": job.attempts,
                 "review": reviews[-1].decision if reviews else None}
@@ -194,18 +190,34 @@ class JobService:
     def run(self, spec: dict[str, Any], job_id: str) -> dict[str, Any]:
         """The pool's runner: the stored request plus the server's model, image and trace directory."""
         from patcher.config import SandboxConfig
-        from patcher.pipeline import JobSpec, run_job
+        from patcher.pipeline import run_job
 
-        request = JobRequest.model_validate(spec)
-        pins = check_repo(self.settings, request.repo)  # again: a path or a DNS answer may have changed since submit
+        pins = check_repo(self.settings, spec["repo"])  # again: a path or a DNS answer may have changed since submit
         clone = CloneLimits(timeout_s=self.settings.clone_timeout_s, max_bytes=self.settings.clone_max_bytes,
-                            resolve=pins)
-        job_spec = JobSpec(**request.model_dump(), model=self.model, trace_dir=self.job_dir(job_id),
-                           sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone)
+                            resolve=pins, access=self.settings.git_access())
+        if is_reverify(spec):
+            return self._reverify(spec, job_id, clone)
+        request = JobRequest.model_validate(spec)
+        spec_ = job_spec(request, model=self.model, trace_dir=self.job_dir(job_id),
+                         sandbox=SandboxConfig(image=self.settings.sandbox_image), clone=clone)
         job = self.get(job_id)
         token, attempt = job.token or "", job.attempts
-        return run_job(job_spec, cancel=self.pool.flag(job_id),
+        return run_job(spec_, cancel=self.pool.flag(job_id),
                        on_event=lambda event: self._log_event(job_id, token, attempt, event)).as_json()
+
+    def _reverify(self, spec: dict[str, Any], job_id: str, clone: CloneLimits) -> dict[str, Any]:
+        from patcher.config import SandboxConfig
+        from patcher.pipeline import verify_patch
+
+        job = self.get(job_id)
+        token, attempt = job.token or "", job.attempts
+        result = verify_patch(spec["repo"], spec["diff"], ref=spec["ref"], test_command=spec.get("test_command"),
+                              traceback=spec.get("traceback"), suite_command=spec.get("suite_command"),
+                              setup=spec.get("setup"), sandbox=SandboxConfig(image=self.settings.sandbox_image),
+                              trace_dir=self.job_dir(job_id), clone=clone,
+                              on_event=lambda event: self._log_event(job_id, token, attempt, event),
+                              cancel=self.pool.flag(job_id))
+        return with_origin(result.as_json(), spec)
 
     def _log_event(self, job_id: str, token: str, attempt: int, event: dict[str, Any]) -> None:
         # False once the claim is lost: this attempt's events (like its result) no longer count, and the
@@ -230,7 +242,8 @@ class JobService:
         reviewer, and (unless PATCHER_ALLOW_SELF_APPROVAL) never approved by their submitter."""
         self.allowed(who, "review")
         job = self.get(job_id)
-        if decision == "approve" and who == job.submitter and not self.settings.allow_self_approval:
+        if decision == "approve" and who in (job.submitter, first_submitter(job)) \
+                and not self.settings.allow_self_approval:
             raise Forbidden(f"{who} submitted job {job_id}, so someone else must approve it")
         self._verified(job)
         with self._sign_lock:  # the record on disk carries the last decision, also under concurrent reviews
@@ -239,6 +252,10 @@ class JobService:
 
     def reviews(self, job_id: str) -> list[Review]:
         return self.store.reviews(job_id)
+
+    def carried(self, job: Job) -> Approval | None:
+        """The decision a re-verification carries over from the job it re-verifies (none of its own yet)."""
+        return None if self.store.reviews(job.id) else carried_approval(self.store, job)
 
     def attestation(self, job_id: str) -> dict[str, Any]:
         """The signed record of a verified job (signed now if it has none, or one of another diff)."""
@@ -251,8 +268,7 @@ class JobService:
                 return envelope
         except (OSError, ValueError, KeyError, IndexError):
             pass
-        reviews = self.store.reviews(job_id)
-        return self._sign(job, reviews[-1] if reviews else None)
+        return self._sign(job, self._decision(job))
 
     def _verified(self, job: Job, error: type[BadInput] = Conflict) -> dict[str, Any]:
         result = job.result
@@ -262,13 +278,18 @@ class JobService:
                         + "; only a verified job has a signed record and can be reviewed")
         return result
 
-    def _sign(self, job: Job, review: Review | None) -> dict[str, Any]:
-        approval = None if review is None else Approval(decision=review.decision, who=review.who,  # type: ignore[arg-type]
-                                                        when=review.when, comment=review.comment)
+    def _decision(self, job: Job) -> Review | Approval | None:
+        """The job's newest review, else the one a re-verification carries over (same digest only)."""
+        reviews = self.store.reviews(job.id)
+        return reviews[-1] if reviews else carried_approval(self.store, job)
+
+    def _sign(self, job: Job, review: Review | Approval | None) -> dict[str, Any]:
+        approval = review if isinstance(review, Approval) or review is None else Approval(
+            decision=review.decision, who=review.who, when=review.when, comment=review.comment)  # type: ignore[arg-type]
         assert job.result is not None
         suite = (job.result.get("verification") or {}).get("pass_to_pass", {}).get("command")
         envelope = attest(job.result, self.key, image=self.settings.sandbox_image, suite_command=suite,
-                          approval=approval, submitter=job.submitter)
+                          approval=approval, submitter=first_submitter(job))
         path = self.job_dir(job.id) / "attestation.json"
         with self._sign_lock:
             path.parent.mkdir(parents=True, exist_ok=True)

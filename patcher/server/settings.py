@@ -26,6 +26,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from patcher.config import SANDBOX_IMAGE
 from patcher.errors import BadInput
+from patcher.intake import GitAccess
 from patcher.model import ModelConfig
 
 MIN_TOKEN_LEN = 16
@@ -85,6 +86,13 @@ class ServerSettings(BaseSettings):
     """Seconds a clone of a repo URL may take (env PATCHER_CLONE_TIMEOUT_S)."""
     clone_max_bytes: int = Field(1024 * 2**20, ge=2**20)
     """Bytes a clone of a repo URL may write (env PATCHER_CLONE_MAX_BYTES)."""
+    git_tokens_file: Path | None = None
+    """The server's tokens for private git remotes, `https://host[:port] [user:]token` a line, owned by the
+    server's user and readable by no one else (env PATCHER_GIT_TOKENS_FILE)."""
+    git_ssh_key: Path | None = None
+    """The server's ssh key for ssh remotes, mode-checked like the tokens (env PATCHER_GIT_SSH_KEY)."""
+    git_known_hosts: Path | None = None
+    """The host keys ssh remotes must present; required with the ssh key (env PATCHER_GIT_KNOWN_HOSTS)."""
     max_body_bytes: int = Field(1_000_000, ge=1024)
     """Largest request body accepted (env PATCHER_MAX_BODY_BYTES)."""
     max_traceback_bytes: int = Field(256_000, ge=256)
@@ -175,7 +183,18 @@ class ServerSettings(BaseSettings):
         if unknown:
             raise ValueError(f"PATCHER_REVIEWERS/PATCHER_SUBMITTERS name {', '.join(unknown)}, who have no token")
         self.model_settings()
+        self._check_git_access()
         return self
+
+    def _check_git_access(self) -> None:
+        try:
+            self.git_access().check()
+        except BadInput as e:
+            raise ValueError(str(e)) from e
+
+    def git_access(self) -> GitAccess:
+        """The server's own credentials for the repo URLs jobs name (paths; the secrets stay in the files)."""
+        return GitAccess(tokens_file=self.git_tokens_file, ssh_key=self.git_ssh_key, known_hosts=self.git_known_hosts)
 
     def may(self, who: str, action: str) -> bool:
         """Whether the token named `who` may `submit` (and cancel) or `review`; reading needs any token."""
@@ -218,6 +237,7 @@ class WorkerSettings(ServerSettings):
         if self.workers < 1:
             raise ValueError("a worker needs PATCHER_WORKERS of at least 1")
         self.model_settings()
+        self._check_git_access()  # the worker is the one that clones
         return self
 
 

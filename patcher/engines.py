@@ -16,7 +16,17 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from patcher.agent import STRIKES, Agent, AgentResult, Limits, attempt_record, diff_digest, task_text, verdict_note
+from patcher.agent import (
+    STRIKES,
+    Agent,
+    AgentResult,
+    Limits,
+    attempt_record,
+    briefing,
+    diff_digest,
+    task_text,
+    verdict_note,
+)
 from patcher.model import LLM, ModelConfig, OpenAIModel
 from patcher.prepare import EngineContext, verify_job
 from patcher.race import Side
@@ -122,7 +132,9 @@ class AgentEngine:
             run.stopper.check()
             box = own.enter_context(job.open_box(job.staged))
             agent = Agent(llm, box, run.trace, self.limits, stopper=run.stopper)
-            outcome = agent.run(task_text(job, suspects))
+            redact = run.trace.redact.text
+            outcome = agent.run(task_text(job, suspects, self.limits.context_tokens, redact),
+                                briefing(job, suspects, redact))
             outcome, diff, ver, attempts = _until_verified(agent, outcome, box, job, run, self.attempts)
         summary = _summary(outcome, prior.search if prior else None)
         if outcome.reason == "gave_up":  # the agent's own answer: nothing it changed is verified or handed out

@@ -4,7 +4,8 @@ The trace's run_start names the repo, ref, test command and limits; its model_ca
 reply (content, tool calls with ids, names and raw arguments, stop_raw, tokens, cost). `ReplayModel`
 plays those replies back in order, so no model endpoint is needed, and `pipeline.run_job` does the rest
 in the sandbox as it did the first time. The run reproduces when it makes the same tool calls (tool and
-arguments, in order) and ends the same way (status, reason). Asking the model more often than the trace
+arguments, in order), gets the same notes from the loop (`nudge` events: round and kind) and ends the same
+way (status, reason). Asking the model more often than the trace
 recorded is a divergence: the replay model raises ModelError, which ends the run with model_error.
 
     exit 0  reproduced        exit 1  diverged        exit 2  bad input        exit 3  no Docker / image
@@ -18,6 +19,7 @@ import json
 import re
 import shutil
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,6 +46,7 @@ class Recording:
     tool_calls: list[dict[str, Any]]
     ending: tuple[str, str]
     engine: Literal["agent", "offline", "auto"]
+    nudges: list[tuple[int, str]] = field(default_factory=list)
 
 
 def load(path: Path) -> Recording:
@@ -70,7 +73,7 @@ def load(path: Path) -> Recording:
     return Recording(path, str(starts[0].get("run_id", path.stem)), starts[0], calls,
                      [e for e in events if e.get("type") == "tool_call"],
                      (str(ends[-1].get("status")), str(ends[-1].get("reason"))),
-                     ("auto" if calls else "offline") if offline else "agent")
+                     ("auto" if calls else "offline") if offline else "agent", _nudges(events))
 
 
 class ReplayModel:
@@ -141,6 +144,8 @@ class ReplayReport:
     message: str
     trace: str | None
     exit_code: int = 0
+    expected_nudges: list[tuple[int, str]] = field(default_factory=list)
+    got_nudges: list[tuple[int, str]] = field(default_factory=list)
     divergence: dict[str, Any] | None = field(default=None)
 
     @property
@@ -174,11 +179,16 @@ def replay(trace_path: Path, repo: str | None = None, traceback: str | None = No
     got_events = read_events(Path(result.trace)) if result.trace else []
     expected, got = _calls(rec.tool_calls), _calls([e for e in got_events if e.get("type") == "tool_call"])
     report = ReplayReport(rec.run_id, expected, got, rec.ending, (result.status, result.reason), result.message,
-                          result.trace, exit_code=3 if result.exit_code == 3 else 0)
+                          result.trace, exit_code=3 if result.exit_code == 3 else 0, expected_nudges=rec.nudges,
+                          got_nudges=_nudges(got_events))
     report.divergence = _divergence(report, model, len(rec.model_calls))
     if report.divergence is not None and report.exit_code == 0:
         report.exit_code = 1
     return report
+
+
+def _nudges(events: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    return [(int(e.get("round") or 0), str(e.get("kind"))) for e in events if e.get("type") == "nudge"]
 
 
 def _calls(events: list[dict[str, Any]]) -> list[tuple[int, str, Any]]:
@@ -193,6 +203,9 @@ def _divergence(r: ReplayReport, model: ReplayModel, recorded: int) -> dict[str,
         if want is None or have is None or want[1:] != have[1:]:
             return {"round": (want or have or (0,))[0], "what": "tool call", "index": i + 1,
                     "expected": _call(want), "got": _call(have)}
+    if r.got_nudges != r.expected_nudges:
+        return {"round": next((a or b)[0] for a, b in zip_longest(r.expected_nudges, r.got_nudges) if a != b),
+                "what": "the loop's notes", "expected": _notes(r.expected_nudges), "got": _notes(r.got_nudges)}
     if model.asked != recorded:
         return {"round": min(model.asked, recorded + 1), "what": "model calls",
                 "expected": f"{recorded} model call(s)",
@@ -207,6 +220,10 @@ def _call(call: tuple[int, str, Any] | None) -> str:
     if call is None:
         return NOTHING
     return f"{call[1]} {json.dumps(call[2], ensure_ascii=False, sort_keys=True)}"
+
+
+def _notes(nudges: list[tuple[int, str]]) -> str:
+    return ", ".join(f"{kind} in round {n}" for n, kind in nudges) or "no notes"
 
 
 def _ending(ending: tuple[str, str]) -> str:

@@ -1,7 +1,8 @@
 """The agent loop: ask the model, run the tools it asked for, until it finishes or a guard stops it.
 
 Planned action for each normalised stop of a reply:
-    finished   -> end the run (after one check: tool calls written as JSON in the text are run instead)
+    finished   -> end the run (after two checks: tool calls written as JSON in the text are run instead;
+                  a corrected function shown in prose before any edit gets one note on applying it)
     wants_tool -> run every tool call in order, send each result back under its tool_call_id, ask again
     cut_off    -> run nothing (a cut-off call may be half written); end with reason cut_off
     blocked    -> run nothing; end with reason model_error (the provider refused to answer)
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from patcher.agent import prompts
 from patcher.agent.context import fit
 from patcher.agent.guards import Guards, Limits
+from patcher.agent.nudges import Briefing, Nudges
 from patcher.agent.outcome import AgentResult
 from patcher.agent.telemetry import Telemetry
 from patcher.agent.tools import (
@@ -57,14 +59,17 @@ class Agent:
         self.limits = limits or Limits()
         self.stats = AgentResult(reason="running", message="")
         self.guards = Guards(self.limits)
+        self.nudges = Nudges()
         self.messages: list[dict[str, Any]] = []
 
-    def run(self, task_text: str) -> AgentResult:
+    def run(self, task_text: str, briefing: Briefing | None = None) -> AgentResult:
+        """`briefing` is what the task showed, repeated by the notes a give-up before any edit gets."""
         allowed = [" ".join(p) + " …" for p in self.box.allowlist]
         self.messages = [{"role": "system", "content": prompts.render("system", tools=AGENT_TOOLS, allowed=allowed)},
                          {"role": "user", "content": task_text}]
         self.stats = AgentResult(reason="running", message="")
         self.guards = Guards(self.limits)
+        self.nudges = Nudges(briefing or Briefing())
         return self._loop(self.guards)
 
     def resume(self, note: str) -> AgentResult:
@@ -93,7 +98,7 @@ class Agent:
                     reason, text = END_OF_REPLY[reply.stop]
                     return self._end(reason, text.format(raw=reply.stop_raw))
                 self.messages.append(_assistant_message(reply, calls))
-                if not calls:
+                if not calls and not self._note("prose_code", self.nudges.prose_code(reply.content)):
                     self.stats.final_text = reply.content
                     return self._end("finished", "the model finished")
                 if stop := self._run_tools(calls, guards):
@@ -104,12 +109,7 @@ class Agent:
         stop = None
         for call in calls:
             if call.name == GIVE_UP:  # the honest way out: answered here, never sent to the sandbox
-                reason = give_up_reason(call)
-                self.stats.tool_calls += 1
-                self.messages.append({"role": "tool", "tool_call_id": call.id, "content": "run ended"})
-                self.trace.emit("tool_call", round=self.stats.rounds, call_id=call.id, tool=call.name,
-                                args={"reason": reason}, is_error=False, result="run ended", duration_ms=0.0)
-                stop = stop or ("gave_up", f"the agent gave up: {reason}")
+                stop = stop or self._give_up(call)
                 continue
             try:
                 obs = self.stopper.wait_for(partial(self.run_tool, call, self.box), guards.deadline)
@@ -117,6 +117,7 @@ class Agent:
                 self.stopper.kill(self.box)  # the call still blocks in its thread; killing the box ends it
                 return "timeout", f"{call.name} outlived the wall-clock limit ({self.limits.timeout_s:.0f} s)"
             self.stats.tool_calls += 1
+            self.nudges.observe(call.name, obs.is_error, obs.text)
             stop = stop or guards.after_tool_call(call.name, obs.args, obs.text)
             note = guards.repeat_note(call.name, obs.args)
             text = prompts.render("observation", is_error=obs.is_error, text=obs.text, note=note)
@@ -125,6 +126,27 @@ class Agent:
                             is_error=obs.is_error, result=text[:2000], duration_ms=round(obs.duration_ms, 2),
                             repaired=obs.repaired)
         return stop
+
+    def _give_up(self, call: ToolCall) -> tuple[str, str] | None:
+        """Ends the run, except the first give_up before any edit: that one is answered with a nudge to try."""
+        reason = give_up_reason(call)
+        note = self.nudges.give_up(reason)
+        self.stats.tool_calls += 1
+        self.messages.append({"role": "tool", "tool_call_id": call.id, "content": note or "run ended"})
+        self.trace.emit("tool_call", round=self.stats.rounds, call_id=call.id, tool=call.name,
+                        args={"reason": reason}, is_error=False, result=(note or "run ended")[:2000], duration_ms=0.0)
+        if self._note("give_up", note, call.id):
+            return None
+        return "gave_up", f"the agent gave up: {reason}"
+
+    def _note(self, kind: str, note: str | None, call_id: str | None = None) -> bool:
+        """Traces a nudge (a tool result already carries a give_up's; prose gets it as the next user message)."""
+        if note is None:
+            return False
+        if call_id is None:
+            self.messages.append({"role": "user", "content": note})
+        self.trace.emit("nudge", round=self.stats.rounds, kind=kind, call_id=call_id, note=note[:2000])
+        return True
 
     def _record(self, reply: ModelReply, guards: Guards) -> list[ToolCall]:
         """Counts and traces one reply; returns the calls to run (native, else JSON written in the text)."""

@@ -1,23 +1,28 @@
-"""What the agent is told: the traceback, the repo frames' source lines, the lines test coverage points to,
-and how the crash reproduces."""
+"""What the agent is told: the traceback, the repo frames with their code (the crash site's whole function when
+short), the lines test coverage points to with a few lines around each, and how the crash reproduces; and the
+briefing the loop's notes repeat from it."""
 
 from __future__ import annotations
 
-import os
-import re
 import shlex
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from patcher.agent import prompts
+from patcher.agent.nudges import Briefing
+from patcher.agent.snippets import Excerpts
 from patcher.intake import ParsedTraceback, innermost_repo_frames
 from patcher.repair import Suspect
 from patcher.verify import Job
 
 MAX_TRACEBACK_CHARS = 12_000
 CONTEXT_LINES = 3
+SUSPECT_LINES = 2
 MAX_FRAMES = 6
 MAX_SUSPECTS = 5
+CODE_SHARE = 6
+"""The code excerpts take at most 1/CODE_SHARE of the context budget (the task is pinned: never trimmed)."""
+MAX_CODE_CHARS = 12_000
+FAILING_TAIL_LINES = 15
 
 
 def reproduction_command(parsed: ParsedTraceback, test_command: str | None, repo_files: list[str]) -> str | None:
@@ -31,31 +36,35 @@ def reproduction_command(parsed: ParsedTraceback, test_command: str | None, repo
     return None
 
 
-def source_context(repo: Path, rel: str, line: int, around: int = CONTEXT_LINES) -> str | None:
-    """Lines around `line` of a staged file; never follows a symlink out of the staging copy."""
-    path = repo / rel
-    try:
-        if path.is_symlink() or not os.path.realpath(path).startswith(os.path.realpath(repo) + os.sep):
-            return None
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    lo, hi = max(1, line - around), min(len(lines), line + around)
-    return "\n".join(f"{'>' if n == line else ' '}{n:>5}  {lines[n - 1]}" for n in range(lo, hi + 1)) or None
-
-
-def task_text(job: Job, suspects: Sequence[Suspect] = ()) -> str:
-    """The agent's task; `suspects` (the coverage ranking, best first) are shown with their scores."""
+def task_text(job: Job, suspects: Sequence[Suspect] = (), context_tokens: int = 48_000,
+              redact: Callable[[str], str] = lambda s: s) -> str:
+    """The agent's task; `suspects` (the coverage ranking, best first) are shown with their scores. Code is
+    taken crash site first, then suspects by rank, then the outer frames, while the budget lasts."""
     assert job.parsed is not None
-    parsed, traceback, repo, repro = job.parsed, job.traceback, job.staged.path, job.repro
-    frames = list(reversed(innermost_repo_frames(parsed)[:MAX_FRAMES]))
+    parsed, traceback = job.parsed, job.traceback
+    frames = innermost_repo_frames(parsed)[:MAX_FRAMES]
+    code = Excerpts(job.staged.path, min(MAX_CODE_CHARS, context_tokens * 4 // CODE_SHARE), redact)
+    crash = code.around(frames[0].repo_path or "", frames[0].line, CONTEXT_LINES, whole_function=True) \
+        if frames else None
+    ranked = [{"path": x.path, "line": x.line, "score": f"{x.score:.2f}", "code": code.line(x.path, x.line),
+               "context": code.around(x.path, x.line, SUSPECT_LINES)} for x in suspects[:MAX_SUSPECTS]]
+    shown = [{"path": f.repo_path, "line": f.line, "function": f.function or "?",
+              "context": crash if i == 0 else code.around(f.repo_path or "", f.line, CONTEXT_LINES)}
+             for i, f in enumerate(frames)]
     exc = parsed.exception
     tb = traceback if len(traceback) <= MAX_TRACEBACK_CHARS else "[…]\n" + traceback[-MAX_TRACEBACK_CHARS:]
-    return prompts.render(
-        "task", traceback=tb.strip(), exception=f"{exc.type}: {exc.message}" if exc else None,
-        frames=[{"path": f.repo_path, "line": f.line, "function": f.function or "?",
-                 "context": source_context(repo, f.repo_path or "", f.line)} for f in frames],
-        test_command=repro,
-        suspects=[{"path": x.path, "line": x.line, "score": f"{x.score:.2f}",
-                   "code": re.sub(r"^.\s*\d+  ", "", source_context(repo, x.path, x.line, 0) or "").strip()}
-                  for x in suspects[:MAX_SUSPECTS]])
+    return prompts.render("task", traceback=tb.strip(), exception=f"{exc.type}: {exc.message}" if exc else None,
+                          frames=list(reversed(shown)), test_command=job.repro, suspects=ranked)
+
+
+def briefing(job: Job, suspects: Sequence[Suspect] = (), redact: Callable[[str], str] = lambda s: s) -> Briefing:
+    """What the notes before a give-up repeat: the top suspect lines (the crash site's when coverage ranked
+    none), the end of the reproduction's failing output on the base, and where each frame's function is."""
+    code = Excerpts(job.staged.path, 0, redact)
+    frames = innermost_repo_frames(job.parsed)[:MAX_FRAMES] if job.parsed else []
+    places = [(x.path, x.line) for x in suspects[:3]] or [(f.repo_path or "", f.line) for f in frames[:2]]
+    lines = list(dict.fromkeys(f"{path}:{line}: {code.line(path, line)}" for path, line in places if path))
+    repro = job.baseline.repro if job.baseline else None
+    tail = "\n".join(repro.output_tail.strip().splitlines()[-FAILING_TAIL_LINES:]) if repro else ""
+    return Briefing(suspects=lines, failing=redact(tail), test_command=job.repro,
+                    functions={f.function: f.repo_path for f in frames if f.function and f.repo_path})

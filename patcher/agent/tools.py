@@ -40,8 +40,9 @@ TOOL_SCHEMAS = [
           {"path": _STR, "old_text": _STR, "new_text": _STR}, ["path", "old_text", "new_text"]),
     _tool("run_test", "Run an allowed test command (python -m pytest …, pytest …, python -m unittest …, "
           "python -c …) without a shell; returns the exit code and output.", {"command": _STR}, ["command"]),
-    _tool("give_up", "End the run without a fix and say why (for example: the crash cannot be fixed without "
-          "changing the tests). An honest answer, never held against you.", {"reason": _STR}, ["reason"]),
+    _tool("give_up", "End the run without a fix and say why, when no change to the source code can fix the crash. "
+          "Try an edit first: verification judges it, so a wrong try is safe. An honest answer.",
+          {"reason": _STR}, ["reason"]),
 ]
 GIVE_UP = "give_up"
 AGENT_TOOLS = (*MODEL_TOOLS, GIVE_UP)
@@ -75,12 +76,14 @@ def parse_arguments(raw: str | None) -> tuple[dict[str, Any], bool]:
 
 
 def _repair(text: str, error: json.JSONDecodeError) -> Any:
-    """Safe repairs only: strip a code fence; read single quotes and trailing commas as Python literals
-    (ast.literal_eval evaluates literals, never code); last, drop commas before a closing bracket."""
+    """Safe repairs only: strip a code fence; raw newlines and tabs inside strings (small models write code
+    that way); single quotes and trailing commas read as Python literals (ast.literal_eval evaluates
+    literals, never code); last, drop commas before a closing bracket."""
     fenced = re.fullmatch(r"```(?:json|JSON)?\s*(.*?)\s*```", text, re.S)
     candidate = fenced.group(1) if fenced else text
     attempts: list[Callable[[str], Any]] = [
-        json.loads, ast.literal_eval, lambda t: json.loads(re.sub(r",\s*([}\]])", r"\1", t))]
+        json.loads, lambda t: json.loads(t, strict=False), ast.literal_eval,
+        lambda t: json.loads(re.sub(r",\s*([}\]])", r"\1", t), strict=False)]
     for parse in attempts:
         try:
             return parse(candidate)
@@ -127,7 +130,8 @@ def dispatch(call: ToolCall, box: Sandbox) -> Observation:
                        (time.monotonic() - start) * 1000, repaired)
 
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(strict=False)
+"""strict=False: a call written in the text may hold code with raw newlines inside its strings."""
 MAX_CONTENT_SCAN = 64
 """Most `{`/`[` positions of a reply's text tried as the start of a JSON tool call."""
 

@@ -52,6 +52,8 @@ class RunAnalysis:
     over_budget: bool = False
     duration_s: float = 0.0
     verify: list[dict[str, Any]] = field(default_factory=list)
+    nudges: list[dict[str, Any]] = field(default_factory=list)
+    """The loop's notes before the first edit (round, kind: give_up or prose_code)."""
     ended: dict[str, Any] = field(default_factory=dict)
     """status, reason, message (from run_end), guard (guard_stop reason), complete (run_end seen), last event."""
 
@@ -84,6 +86,8 @@ def analyze(events: list[dict[str, Any]], file: str = "") -> RunAnalysis:
             _tool_call(a, e, tools, seen)
         elif kind == "verify":
             a.verify.append({k: e.get(k) for k in ("phase", "command", "outcome", "reason", "duration_ms")})
+        elif kind == "nudge":
+            a.nudges.append({"round": e.get("round"), "kind": e.get("kind")})
         elif kind == "guard_stop":
             a.ended["guard"] = e.get("reason")
             a.ended["guard_message"] = e.get("message")

@@ -28,6 +28,8 @@ def render(a: RunAnalysis) -> str:
                                                                                       else "")
     cost = "unknown" if a.cost_usd is None else f"${a.cost_usd:.6f}"
     lines.append(f"tokens: {a.tokens['input']} in, {a.tokens['output']} out; cost {cost}{budget}")
+    if a.nudges:
+        lines.append("notes before an edit: " + ", ".join(f"{n['kind']} in round {n['round']}" for n in a.nudges))
     lines += [f"verify {v['phase']}: {v['outcome']}" + (f" ({v['reason']})" if v.get("reason") else "")
               for v in a.verify]
     lines += ["", "tools, slowest first:"]

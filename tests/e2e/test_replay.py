@@ -126,6 +126,45 @@ def test_a_moved_checkout_replays_with_repo(recorded: dict[str, Path], tmp_path:
     assert json.loads(Path(report.trace or "").read_text().splitlines()[0])["repo"] == str(moved)
 
 
+@pytest.fixture(scope="module")
+def nudged(tmp_path_factory: pytest.TempPathFactory, sandbox_image: str) -> dict[str, Path]:
+    """A run where the agent gave up before any edit, was nudged, and then fixed it: recorded."""
+    where = tmp_path_factory.mktemp("nudged")
+    repo = make_repo(where / "shop", FILES)
+    give_up = ("give_up", {"reason": "the range goes one past the list; cannot fix without the tests"})
+    with ScriptedModelServer([reply(None, [give_up]), reply(None, [FIX]), reply("Fixed the bound.")]) as srv:
+        spec = JobSpec(repo=str(repo), traceback=PRODUCTION_TB, test_command=REPRO, model=srv.model_config(),
+                       engine="agent", sandbox=SandboxConfig(image=sandbox_image), trace_dir=where / "runs")
+        result = run_job(spec)
+    assert (result.status, result.reason, result.agent.rounds) == ("verified", "verified", 3), result.message
+    return {"repo": repo, "trace": Path(result.trace or "")}
+
+
+@pytest.mark.docker
+def test_a_nudged_run_replays_with_its_nudge(nudged: dict[str, Path], tmp_path: Path) -> None:
+    from patcher.replay import replay
+
+    [note] = [e for e in read_events(nudged["trace"]) if e["type"] == "nudge"]
+    assert (note["kind"], note["round"]) == ("give_up", 1) and "shop/pagination.py:" in note["note"]
+    report = replay(nudged["trace"], trace_dir=tmp_path / "runs")
+    assert report.reproduced and report.exit_code == 0, report.render()
+    assert report.got_nudges == report.expected_nudges == [(1, "give_up")]
+    assert report.got_ending == ("verified", "verified")
+
+
+@pytest.mark.docker
+def test_a_trace_whose_nudge_is_missing_diverges_at_the_notes(nudged: dict[str, Path], tmp_path: Path) -> None:
+    from patcher.replay import replay
+
+    lines = nudged["trace"].read_text().splitlines()
+    edited = tmp_path / "no-nudge.jsonl"
+    edited.write_text("".join(line + "\n" for line in lines if '"type": "nudge"' not in line))
+    report = replay(edited, trace_dir=tmp_path / "runs")
+    assert report.divergence == {"round": 1, "what": "the loop's notes", "expected": "no notes",
+                                 "got": "give_up in round 1"}
+    assert report.exit_code == 1 and "diverged at round 1 (the loop's notes)" in report.render()
+
+
 def test_a_bad_path_exits_2_with_one_line(tmp_path: Path) -> None:
     out = patcher("replay", str(tmp_path / "nope.jsonl"), home=tmp_path)
     assert (out.returncode, out.stdout) == (2, "")

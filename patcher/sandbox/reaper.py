@@ -42,7 +42,8 @@ def reap(client: docker.DockerClient) -> list[str]:
     """Remove containers and volumes whose owning orchestrator is dead. Returns what was removed."""
     removed = []
     for c in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True):  # others remove too
-        if not owner_alive(c.labels.get(OWNER, "")):
+        owner = c.labels.get(OWNER, "")
+        if owner and not owner_alive(owner):  # no owner: its labels came from the image, someone else started it
             try:
                 c.remove(force=True)
                 removed.append(f"container {c.name}")

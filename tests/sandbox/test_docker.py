@@ -18,6 +18,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from patcher.config import LABEL
 from patcher.errors import EnvironmentUnavailable, SandboxError
 from patcher.intake import StagedRepo, stage_repo
 from patcher.sandbox import OWNER, DockerSandbox, owner_labels, reap
@@ -393,6 +394,20 @@ def test_reaper_removes_what_a_killed_orchestrator_left(box: DockerSandbox, stag
         docker_client.volumes.get(volume)
     assert f"container {box.container.name}" not in removed  # our own live box is not touched
     assert_healthy(box)
+
+
+def test_a_container_someone_else_starts_from_the_image_is_not_reaped(sandbox_image: str,
+                                                                      docker_client: docker.DockerClient) -> None:
+    """The image carries patcher's label, so a plain `docker run` of it inherits the label but no owner: not
+    an orphan of a dead orchestrator, and not ours to remove."""
+    other = docker_client.containers.run(sandbox_image, ["sleep", "60"], detach=True, network_mode="none")
+    try:
+        assert other.labels.get(LABEL) == "1" and not other.labels.get(OWNER)
+        assert f"container {other.name}" not in reap(docker_client)
+        other.reload()
+        assert other.status == "running"
+    finally:
+        other.remove(force=True)
 
 
 def test_nothing_is_left_after_the_box_closes(staged: StagedRepo, sandbox_image: str,

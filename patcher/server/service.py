@@ -227,8 +227,8 @@ class JobService:
     def current_events(self, job_id: str) -> list[dict[str, Any]]:
         """The events of the job's newest attempt, from the shared log (any node)."""
         events = [event for _, event in self.events.after(job_id, 0, limit=100_000)]
-        newest = max((e.get("attempt", 1) for e in events), default=1)
-        return [e for e in events if e.get("attempt", 1) == newest]
+        newest = max((e.get("job_attempt", 1) for e in events), default=1)
+        return [e for e in events if e.get("job_attempt", 1) == newest]
 
     def job_dir(self, job_id: str) -> Path:
         if not re.fullmatch(r"[A-Za-z0-9-]{1,40}", job_id):

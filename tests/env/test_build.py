@@ -143,6 +143,7 @@ def test_src_layout_repo_runs_its_tests_offline_from_the_env_image(
     print(f"cold build {built_s:.1f} s")
     assert tag.startswith(f"{TEST_REPOSITORY}:") and len(tag.split(":")[1]) == 12
     with DockerSandbox(staged, SandboxConfig(image=tag), docker_client) as box:
+        box.container.reload()  # the box is created without the SDK's inspect: read Docker's own view
         assert box.container.attrs["HostConfig"]["NetworkMode"] == "none"
         before = box.call(RunTestRequest("python -m pytest -q"))
         assert before.exit_code == 1 and "1 failed, 2 passed" in before.output, before.output

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 
 from patcher.repair.edits import Edit
 from patcher.repair.site import Fix, Site, innermost
+from patcher.repair.templates import int_literal
 
 _UNBOUND = re.compile(r"local variable '(\w+)'|variable '(\w+)' where")
 _MAX_KEYS = 6
@@ -39,7 +40,7 @@ def bounds_guard(site: Site) -> Iterator[Fix]:
         if not isinstance(sub.ctx, ast.Load) or isinstance(sub.slice, ast.Slice | ast.Tuple):
             continue
         seq, index = site.src.segment(sub.value), sub.slice
-        value = _int(index)
+        value = int_literal(index)
         if value is None and not isinstance(index, ast.Name | ast.Attribute | ast.BinOp):
             continue
         bounds = [seq, f"len({seq}) > 0"] if value in (0, -1) else [
@@ -50,14 +51,6 @@ def bounds_guard(site: Site) -> Iterator[Fix]:
                 for bound in bounds:
                     yield site.fix(f"`{site.src.segment(test)}` → `{bound} and …`", Edit(start, start, f"{bound} and "))
         yield from _guard_before(site, f"not {seq}" if value in (0, -1) else _negate(bounds[0]))
-
-
-def _int(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and (v := _int(node.operand)) is not None:
-        return -v
-    return None
 
 
 def _tests(site: Site) -> list[ast.expr]:

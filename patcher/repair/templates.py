@@ -39,7 +39,8 @@ def off_by_one(site: Site) -> Iterator[Fix]:
             found = found[1:] if name == "islice" else found  # islice(it, stop) / (it, start, stop[, step])
             found += [node] if _is_len(node) else []
         elif isinstance(node, ast.Compare):
-            found = [b for b in (node.left, *node.comparators) if _int(b) is not None or _is_len(b) or _shifted(b)]
+            found = [b for b in (node.left, *node.comparators)
+                     if int_literal(b) is not None or _is_len(b) or _shifted(b)]
         else:
             found = [node] if _shifted(node) else []
         bounds.update((id(b), b) for b in found if not isinstance(b, ast.Tuple | ast.Slice))
@@ -52,12 +53,12 @@ def _plus_minus(site: Site, node: ast.expr) -> Iterator[Fix]:
     src = site.src
     start, end = src.span(node)
     old = src.text[start:end]
-    if (value := _int(node)) is not None:
+    if (value := int_literal(node)) is not None:
         for new in (value - 1, value + 1):
             yield site.fix(f"`{old}` → `{new}`", Edit(start, end, str(new)))
     elif isinstance(node, ast.BinOp) and _shifted(node):
         c_start, c_end = src.span(node.right)
-        c = _int(node.right)
+        c = int_literal(node.right)
         assert c is not None
         for new in (c - 1, c + 1):
             if new == 0:
@@ -71,16 +72,18 @@ def _plus_minus(site: Site, node: ast.expr) -> Iterator[Fix]:
             yield site.fix(f"`{old}` → `{old} {op} 1`", Edit(end, end, f" {op} 1"))
 
 
-def _int(node: ast.expr) -> int | None:
+def int_literal(node: ast.expr) -> int | None:
+    """The value of an int literal, negative ones included; None for anything else."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and (v := _int(node.operand)) is not None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and (v := int_literal(node.operand)) is not None:
         return -v
     return None
 
 
 def _shifted(node: ast.expr) -> bool:
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub) and _int(node.right) is not None
+    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub)
+            and int_literal(node.right) is not None)
 
 
 def _is_len(node: ast.expr) -> bool:

@@ -125,7 +125,7 @@ def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
     return AutoEngine.sized(spec.offline_limit, spec.offline_budget_s, agent)
 
 
-def verify_patch(repo: str, diff: str, ref: str | None = None, test_command: str | None = None,
+def verify_patch(repo: str, diff: str, *, ref: str | None = None, test_command: str | None = None,
                  traceback: str | None = None, sandbox: SandboxConfig | None = None,
                  suite_command: str | None = None, trace_dir: Path | None = None,
                  progress: Progress = lambda _: None, setup: str | None = None, clone: CloneLimits | None = None,

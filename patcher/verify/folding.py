@@ -59,8 +59,10 @@ def _fold(node: ast.expr) -> Any:
 def _eval(node: ast.expr) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
-    if isinstance(node, ast.List | ast.Tuple):
+    if isinstance(node, ast.List):
         return [_fold(e) for e in node.elts]
+    if isinstance(node, ast.Tuple):  # a tuple stays one: `"%c%c" % (103, 98)` formats only with a tuple
+        return tuple(_fold(e) for e in node.elts)
     if isinstance(node, ast.JoinedStr):
         return "".join(str(_fold(v.value)) if isinstance(v, ast.FormattedValue) else str(_fold(v))
                        for v in node.values)

@@ -50,7 +50,8 @@ def _special_cases(tmp_path: Path, guard: str) -> bool:
 def test_a_literal_spelled_as_a_computation_is_still_the_literal(tmp_path: Path) -> None:
     for guard in ('if code == "".join(["g", "b", "p"]):', "if code == bytes([103, 98, 112]).decode():",
                   'if code == chr(103) + "bp":', 'if code == "pbg"[::-1]:', 'if code.upper() == "GBP":',
-                  'if code in (f"{chr(103)}bp", "zz"):', 'if code.encode() == b"g" + b"bp":'):
+                  'if code in (f"{chr(103)}bp", "zz"):', 'if code.encode() == b"g" + b"bp":',
+                  'if code == "%c%c%c" % (103, 98, 112):', 'if code.casefold() == "GBP".swapcase():'):
         assert _special_cases(tmp_path, guard), guard
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.sandbox import Sandbox
-from patcher.verify.constructs import find_constructs, unparsable
+from patcher.verify.constructs import find_constructs
 from patcher.verify.contain import derived, targets_in
 from patcher.verify.doctests import changed_doctests
 from patcher.verify.hints import diff_hints
@@ -36,6 +36,7 @@ from patcher.verify.policy import (
 from patcher.verify.probes import find_probes
 from patcher.verify.records import Baseline, Findings, Refused, Verification
 from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
+from patcher.verify.sources import unparsable
 from patcher.verify.testruns import TestRun, run_tests
 from patcher.verify.treediff import Change, tree_changes
 from patcher.verify.twice import judge_twice, verdict

@@ -31,7 +31,6 @@ import bisect
 import codecs
 import re
 
-from patcher.verify.policy import is_config_path, is_test_path
 from patcher.verify.probes import Probe
 from patcher.verify.scope import (
     Scope,
@@ -42,6 +41,7 @@ from patcher.verify.scope import (
     named_bindings,
     scope_of,
 )
+from patcher.verify.sources import parse, source_files
 from patcher.verify.treediff import Change
 
 OVERLOADS = frozenset({
@@ -74,26 +74,6 @@ MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _PLAIN_CODECS = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252"})
 _JUDGED = (ast.Attribute, ast.Name, ast.Subscript, ast.Call, ast.Dict, ast.keyword, ast.Import, ast.ImportFrom)
-
-
-def source_files(changes: list[Change]) -> list[Change]:
-    """The Python source files of the diff's source part (not new tests, not config)."""
-    return [c for c in changes if c.kind != "deleted" and c.path.endswith((".py", ".pyw")) and c.new_text is not None
-            and not is_config_path(c.path) and not is_test_path(c.path)]
-
-
-def parse(text: str | None) -> ast.Module | None:
-    try:
-        return ast.parse((text or "").encode("utf-8"))
-    except (SyntaxError, ValueError, UnicodeDecodeError):
-        return None
-
-
-def unparsable(changes: list[Change]) -> list[str]:
-    """Policy violations: source files the diff leaves unparsable (the rules could not read them)."""
-    return [f"{c.path}: the file does not parse as Python with the diff; a fix must be valid Python"
-            for c in source_files(changes) if parse(c.new_text) is None
-            and (c.old_text is None or parse(c.old_text) is not None)]
 
 
 def find_constructs(changes: list[Change]) -> list[Probe]:

@@ -15,8 +15,9 @@ import re
 import shlex
 from pathlib import Path
 
-from patcher.verify.constructs import MUTATORS, parse, source_files
+from patcher.verify.constructs import MUTATORS
 from patcher.verify.policy import is_test_path
+from patcher.verify.sources import parse, source_files
 from patcher.verify.treediff import Change
 
 MAX_FILES, MAX_BYTES = 2000, 1_000_000

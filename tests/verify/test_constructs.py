@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from patcher.verify.constructs import find_constructs, unparsable
+from patcher.verify.constructs import find_constructs
+from patcher.verify.sources import unparsable
 from patcher.verify.treediff import tree_changes
 
 MONEY = ("class Money:\n    def __init__(self, cents):\n        self.cents = cents\n\n"
@@ -43,6 +44,11 @@ OVERLOAD = {
     "approx's subtraction": "class Close(float):\n    def __rsub__(self, other):\n        return 0.0\n",
     "an instance's class swapped": "def go(x):\n    x.__class__ = int\n",
     "hash under an if": "class Key:\n    if True:\n        def __hash__(self):\n            return 1\n",
+    "types.new_class body": "import types\n\nLoose = types.new_class('Loose', (str,), "
+                            "exec_body=lambda ns: ns.update(__eq__=lambda s, o: True))\n",
+    "a metaclass filling the namespace": "class M(type):\n    def __new__(mcs, n, b, ns):\n"
+                                         "        ns['__eq__'] = lambda s, o: True\n"
+                                         "        return super().__new__(mcs, n, b, ns)\n",
 }
 
 
@@ -107,6 +113,9 @@ COMPUTED = {
     "a wrapper's original": "from decimal import Decimal\n\nORIG = Decimal.__init__\n",
     "%c-formatted name": "import sys\n\n\ndef go():\n    return getattr(sys, '%c%c%c%c' % (97, 114, 103, 118))\n",
     "utf-7 source": None,
+    "vars() of a module by escaped bytes": ("import sys\n\n\ndef go():\n    return vars(sys)["
+                                            "str(b'\\x6d\\x6f\\x64\\x75\\x6c\\x65\\x73', 'ascii')]\n"),
+    "a submodule's __dict__": "import json\n\n\ndef go():\n    return json.decoder.__dict__['JSONDecodeError']\n",
 }
 
 

@@ -10,13 +10,17 @@ an `except` tuple in any order).
 A verified diff that differs from upstream is counted as verified-but-wrong. Nothing fetched is kept.
 Lines that run only at import time are outside every test's coverage, so they get no rank.
 
-    PATCHER_SANDBOX_IMAGE=… .venv/bin/python -m bench.injected [--only LIB] [--limit N]
+    PATCHER_SANDBOX_IMAGE=… .venv/bin/python -m bench.injected [--only LIB] [--limit N] [--bug N] [--before]
+
+With --before each bug runs twice, first with the checks as before issue 28 (cold, one box, the
+whole suite: checks_before), then as now, so the two checks-per-second figures come from one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
 import shlex
@@ -26,12 +30,15 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 from patcher.config import SandboxConfig
 from patcher.intake import parse_traceback
 from patcher.pipeline import JobSpec, run_job
+from patcher.repair.checks import Checker
 from patcher.repair.localize import ochiai, rank_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,7 +193,8 @@ def run_bug(pristine: Path, bug: Bug, work: Path, image: str) -> dict[str, objec
     search = result.agent.search or {}
     check_s = search.get("check_seconds")
     row = {"status": result.status, "reason": result.reason, "checks": result.agent.candidates_tried,
-           "seconds": round(seconds, 1), "check_s": check_s, "rank": rank, "correct": correct,
+           "seconds": round(seconds, 1), "check_s": check_s, "stopped": search.get("stopped"),
+           "suite_runs": search.get("suite_runs"), "rank": rank, "correct": correct,
            "template": result.message.split(" at ")[0].split("(")[-1] if result.status == "verified" else None}
     if correct is False or result.status == "error" or result.reason == "not_reproduced":
         row["detail"] = result.diff if correct is False else result.message  # to judge it by eye
@@ -226,20 +234,39 @@ def main() -> None:
     ap.add_argument("--only", help="one library")
     ap.add_argument("--limit", type=int, help="first N bugs")
     ap.add_argument("--bug", type=int, action="append", help="only bug N (1-based, repeatable)")
+    ap.add_argument("--before", action="store_true",
+                    help="also run each bug with the checks as before issue 28 (cold, one box, whole suite) first")
     args = ap.parse_args()
     image = os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest"
-    bugs = [b for i, b in enumerate(BUGS, 1) if (not args.only or b.lib == args.only)
+    bugs = [(i, b) for i, b in enumerate(BUGS, 1) if (not args.only or b.lib == args.only)
             and (not args.bug or i in args.bug)][: args.limit]
-    rows = []
+    rows: dict[str, list[dict[str, object]]] = {"before": [], "now": []}
     with tempfile.TemporaryDirectory(prefix="bench-injected-") as tmp:
-        pristine = {lib: fetch(LIBS[lib], Path(tmp) / lib) for lib in dict.fromkeys(b.lib for b in bugs)}
-        for n, bug in enumerate(bugs, 1):
-            work = Path(tmp) / f"bug{n}"
-            work.mkdir()
-            row = {"bug": n, "lib": bug.lib, "kind": bug.kind, **run_bug(pristine[bug.lib], bug, work, image)}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    summarize(rows)
+        pristine = {lib: fetch(LIBS[lib], Path(tmp) / lib) for lib in dict.fromkeys(b.lib for _, b in bugs)}
+        for n, bug in bugs:
+            for how in ("before", "now") if args.before else ("now",):
+                work = Path(tmp) / f"bug{n}-{how}"
+                work.mkdir()
+                with checks_before() if how == "before" else contextlib.nullcontext():
+                    row = {"bug": n, "lib": bug.lib, "kind": bug.kind, **run_bug(pristine[bug.lib], bug, work, image)}
+                rows[how].append(row)
+                print(json.dumps({"checks_as": how, **row} if args.before else row), flush=True)
+    for how in ("before", "now") if args.before else ("now",):
+        print(f"-- checks as {how}:" if args.before else "", end="\n" if args.before else "")
+        summarize(rows[how])
+
+
+@contextlib.contextmanager
+def checks_before() -> Iterator[None]:
+    """The offline engine's checks as they were before issue 28: each a cold `run_tests` (no warm
+    interpreter), on one box, a surviving candidate's suite run whole (no coverage selection)."""
+    class Cold(Checker):
+        def __init__(self, box: object, warm: bool = True) -> None:
+            super().__init__(box, False)  # type: ignore[arg-type]
+
+    with (mock.patch("patcher.repair.search.Checker", Cold), mock.patch("patcher.repair.search.lane_count", lambda: 1),
+          mock.patch("patcher.repair.select.Selection.tests", lambda *a, **k: None)):
+        yield
 
 
 def summarize(rows: list[dict[str, object]]) -> None:
@@ -248,8 +275,9 @@ def summarize(rows: list[dict[str, object]]) -> None:
     wrong = [r for r in tried if r["status"] == "verified" and not r["correct"]]
     ranks = [r["rank"] for r in tried if isinstance(r["rank"], int)]
     times = [r["seconds"] for r in fixed if isinstance(r["seconds"], float)]
-    checks = sum(r["checks"] for r in tried if isinstance(r.get("check_s"), float | int) and r["check_s"])
-    check_s = sum(r["check_s"] for r in tried if isinstance(r.get("check_s"), float | int) and r["check_s"])
+    timed = [r for r in tried if isinstance(r.get("check_s"), float | int) and r["check_s"]]
+    checks = sum(int(str(r["checks"])) for r in timed)
+    check_s = sum(float(str(r["check_s"])) for r in timed)
     kinds: dict[str, list[int]] = {}
     for r in tried:
         kinds.setdefault(str(r["kind"]), [0, 0, 0])[0] += 1

@@ -79,7 +79,7 @@ def pytest_args(argv: list[str]) -> list[str] | None:
 
 
 def check(command: str, allow: tuple[tuple[str, ...], ...], repo: str, sweep_mode: str,
-          deadline_at: float) -> ToolResult:
+          deadline_at: float, start_only: bool = False) -> ToolResult:
     try:
         argv = check_command(command, allow)
     except ValueError as e:
@@ -94,6 +94,8 @@ def check(command: str, allow: tuple[tuple[str, ...], ...], repo: str, sweep_mod
             if parent is not None:
                 parent.close()
             parent = _parents[python] = WarmParent(python, repo)
+        if start_only:  # its imports run while the host does something else; the next check waits
+            return ToolResult(is_error=False, output="warm parent starting", exit_code=0)
         parent.start(deadline_at)
         return _fork(parent, args, deadline_at, sweep_mode)
     except (ConnectionError, OSError, ValueError) as e:

@@ -109,6 +109,9 @@ class CheckRequest:
     data["passed"] and data["failed"]); never used to verify."""
 
     command: str
+    start: bool = False
+    """Only start the warm interpreter this command would fork from, in the background, and answer at once
+    (the host does it before its coverage run, so the imports overlap it); the next check waits for it."""
 
 
 @dataclass(frozen=True)

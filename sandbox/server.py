@@ -54,7 +54,7 @@ def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> To
 
 
 def _check(ctx: tools.Context, req: CheckRequest, deadline_at: float) -> ToolResult:
-    return forks.check(req.command, ctx.allow, ctx.repo, ctx.sweep, deadline_at)
+    return forks.check(req.command, ctx.allow, ctx.repo, ctx.sweep, deadline_at, start_only=req.start)
 
 
 def _judge(ctx: tools.Context, req: JudgeRequest, deadline_at: float) -> ToolResult:

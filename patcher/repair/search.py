@@ -107,12 +107,14 @@ def search_templates(job: Job, box: Sandbox, limit: int = 200, budget_s: float =
                    suite, max(MIN_DEADLINE_S, 5 * base_suite.duration_ms / 1000), base_suite.passed,
                    base_suite.failed)
     stats = Stats()
+    first = Checker(box, warm)
+    first.prewarm(fast)  # the warm interpreter's imports overlap the coverage run
     # coverage slows the suite a few times over; half the budget at most, the candidates need the rest
     runs: list[dict[str, object]] = []
     suspects = coverage_ranking(box, suite, min(budget_s / 2, max(30.0, 2 * check.suite_deadline_s)), base_run.failed,
                                 runs)
     check = dataclasses.replace(check, select=Selection(runs, base_suite.passed | base_suite.failed, base_suite.failed))
-    lanes = Lanes(Checker(box, warm), (lambda: job.open_box(job.staged)) if lane_count() > 1 else None, warm)
+    lanes = Lanes(first, (lambda: job.open_box(job.staged)) if lane_count() > 1 else None, warm, prewarm=fast)
     try:
         loop = _Loop(limit, started, budget_s)
         checks_started = time.monotonic()

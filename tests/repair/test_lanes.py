@@ -35,7 +35,7 @@ def test_results_come_in_candidate_order_from_both_boxes() -> None:
             seen[n] = checker.box.name  # type: ignore[attr-defined]
         return n * n
 
-    lanes = Lanes(Checker(Box("first"), warm=False), open_box, warm=False)  # type: ignore[arg-type]
+    lanes = Lanes(Checker(Box("first"), warm=False), open_box, warm=False, spare=lambda: True)  # type: ignore[arg-type]
     try:
         got = [(n, result) for n, result, _ in lanes.in_order(iter(range(12)), job)]
     finally:
@@ -64,9 +64,30 @@ def test_a_second_box_that_cannot_open_leaves_one_lane() -> None:
     def open_box() -> Any:
         raise SandboxError("no room")
 
-    lanes = Lanes(Checker(Box("first"), warm=False), open_box, warm=False)  # type: ignore[arg-type]
+    lanes = Lanes(Checker(Box("first"), warm=False), open_box, warm=False, spare=lambda: True)  # type: ignore[arg-type]
     try:
         assert [r for _, r, _ in lanes.in_order(iter(range(5)), lambda n, c: n + 1)] == [1, 2, 3, 4, 5]
     finally:
         lanes.close()
     assert len(lanes.checkers) == 1
+
+
+def test_a_short_search_or_a_busy_machine_opens_no_second_box() -> None:
+    opened: list[str] = []
+
+    @contextlib.contextmanager
+    def open_box() -> Iterator[Any]:
+        opened.append("second")
+        yield Box("second")
+
+    short = Lanes(Checker(Box("first"), warm=False), open_box, warm=False, spare=lambda: True)  # type: ignore[arg-type]
+    try:
+        assert [r for _, r, _ in short.in_order(iter(range(2)), lambda n, c: n)] == [0, 1]
+    finally:
+        short.close()
+    busy = Lanes(Checker(Box("first"), warm=False), open_box, warm=False, spare=lambda: False)  # type: ignore[arg-type]
+    try:
+        assert [r for _, r, _ in busy.in_order(iter(range(10)), lambda n, c: n)] == list(range(10))
+    finally:
+        busy.close()
+    assert opened == [] and len(short.checkers) == len(busy.checkers) == 1

@@ -69,6 +69,14 @@ def test_the_warm_parent_survives_the_sweep_and_a_test_run(box: Client) -> None:
     assert time.monotonic() - started < 10
 
 
+def test_a_start_only_check_answers_at_once_and_a_run_test_meanwhile_leaves_it_warm(box: Client) -> None:
+    started = box.call("check", 10, command=TEST, start=True)
+    assert not started.is_error and started.data == {} and _warm_parents(box)
+    box.call("run_test", 60, command=f"{TEST}::test_other")  # the host's coverage run, while it imports
+    assert box.call("check", 60, command=f"{TEST}::test_add").data["failed"] == ["tests/test_calc.py::test_add"]
+    assert box.call("check", 10, command=TEST, start=True).output == "warm parent starting"  # already there
+
+
 def test_a_check_that_hangs_is_killed_at_its_deadline(box: Client) -> None:
     box.call("write_file", path="pkg/calc.py", content="def add(a, b):\n    while True:\n        pass\n")
     started = time.monotonic()

@@ -9,7 +9,8 @@ by the line's score × the template's prior (its place in `TEMPLATES`), ties by 
 ranking. Each candidate is a git-style diff against the file as it is in `repo`; one whose result does
 not compile, that repeats an earlier result, that would edit a test file, that silences the reported
 exception (deletes or weakens the raise it came from, or catches and discards it: repair/suppress.py)
-or that makes a branch dead (repair/dead.py) is dropped. Pure host-side: reads files, runs nothing.
+or that makes a branch dead (repair/dead.py) is dropped. One that turns the raise's guard into its
+complement is kept but tried late (it may offset a bug made elsewhere). Pure host-side: reads files, runs nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from patcher.repair.names import wrong_name
 from patcher.repair.noneguards import empty_guard, missing_return, none_guard
 from patcher.repair.patterns import constant, other_name, relational, swap_operands, widen_except
 from patcher.repair.site import Fix, RepoView, Site, innermost
-from patcher.repair.suppress import RaiseSite, raise_site, suppression
+from patcher.repair.suppress import RaiseSite, guard_flipped, raise_site, suppression
 from patcher.repair.templates import comparison, dict_get, off_by_one, operator_swap, swap_args
 from patcher.verify import is_test_or_config
 
@@ -58,6 +59,8 @@ TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
 )
 PRIOR = {name: 1.0 - 0.02 * i for i, (name, _) in enumerate(TEMPLATES)}
 """Earlier templates fit more of the bugs they were built for; a small tilt, the localization dominates."""
+FLIP_FACTOR = 0.5
+"""A guard flip's score is its line's times this: a fix on the crash line or on what feeds it comes first."""
 POOL = 5
 """With a ranking, up to POOL × limit candidates are generated, then sorted."""
 NEIGHBOURS = (0, -1, 1, -2, 2)
@@ -76,6 +79,9 @@ class Candidate:
     diff: str
     new_text: str = field(repr=False)
     """The whole file after the fix (what `diff` makes of the file in the repo)."""
+    last: bool = False
+    """It flips the guard of the reported raise (suppress.guard_flipped): tried after the candidates on the
+    lines that raised and fed the raise, and after every other one without a ranking."""
 
 
 @dataclass
@@ -130,8 +136,8 @@ def candidates(
         view = RepoView(Path(repo))
         parsed = map_frames(parsed, view.files)  # once: the sites, the crash line and the raise read it
         stream = _generate(view, parsed, stats, suspects)
-        if suspects:
-            stream = _ranked(stream, suspects, limit * POOL, _crash_lines(parsed, view))
+        stream = (_ranked(stream, suspects, limit * POOL, _crash_lines(parsed, view)) if suspects
+                  else _last_at_the_end(stream))
         for candidate in stream:
             stats.generated += 1
             stats.seconds += time.perf_counter() - (clock or 0.0)
@@ -172,9 +178,19 @@ def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int,
             place[(crash[0], line)] = (max(s.score for s in suspects), -1)
     unseen = (0.0, len(suspects))
     found = [c for _, c in zip(range(pool), stream, strict=False)]
-    keyed = [(-score * PRIOR[c.template], at, i) for i, c in enumerate(found)
+    keyed = [(-score * PRIOR[c.template] * (FLIP_FACTOR if c.last else 1.0), at, i) for i, c in enumerate(found)
              for score, at in [place.get((c.path, c.line), unseen)]]
     return iter([found[i] for *_, i in sorted(keyed)])
+
+
+def _last_at_the_end(stream: Iterator[Candidate]) -> Iterator[Candidate]:
+    held: list[Candidate] = []
+    for c in stream:
+        if c.last:
+            held.append(c)
+        else:
+            yield c
+    yield from held
 
 
 def _crash_lines(parsed: ParsedTraceback, view: RepoView) -> tuple[str, list[int]] | None:
@@ -209,7 +225,8 @@ def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Sta
     if makes_dead_branch(fix.src.tree, new):
         stats.dead += 1
         return None
-    return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new)
+    return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new,
+                     guard_flipped(raised, path, fix.src.text, new))
 
 
 def _compiles(text: str, path: str) -> bool:

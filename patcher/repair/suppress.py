@@ -3,8 +3,8 @@
 The anti-patterns of Tan et al. ("Anti-patterns in Search-Based Program Repair", FSE 2016) that a
 passing suite does not catch: the `raise` (or `assert`) that produced the traceback's exception is
 deleted; a condition guarding it (the test of an enclosing `if`/`while` in its function, or the
-assert's own test) is changed; an early `return`/`continue`/`break` is inserted before it in its
-function; or an
+assert's own test) is changed (other than into its complement: guard_flipped); an early
+`return`/`continue`/`break` is inserted before it in its function; or an
 `except` clause is added or widened so that it catches that exception and discards it. A signing
 library whose `if age < 0: raise SignatureExpired` became `if age < -1:` passed its suite and then
 accepted expired signatures: that is the shape refused here.
@@ -99,10 +99,60 @@ def _raise_weakened(site: RaiseSite, tree: ast.Module, old: str, new: str, chang
     guards, body_start = _guards(tree, stmt)
     for test in guards:
         if set(range(test.lineno, (test.end_lineno or test.lineno) + 1)) & changed:
+            if _only_flips(test, old, new):
+                continue  # still raises, on the other side: see guard_flipped
             return "this diff weakens the check that raised the reported exception"
     if any(body_start <= at <= stmt.lineno and _EXIT.search(text) for at, text in inserted.items()):
         return "this diff returns early before the raise of the reported exception"
     return None
+
+
+_COMPLEMENT = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
+               ast.IsNot: ast.Is, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt}
+
+
+def guard_flipped(site: RaiseSite | None, path: str, old: str, new: str) -> bool:
+    """The change only turns a test guarding the reported raise into its complement (`==` into `!=`,
+    `x` into `not x`). Not a suppression: the raise still fires, for exactly the inputs that did not
+    reach it before, so a base test of the other side fails. It is the fix when the guard is the bug
+    (more_itertools' `chunked(strict=True)` raising on every full chunk), but it can also offset a bug
+    made elsewhere, so the engine tries it after every other candidate."""
+    if site is None or not site.line or path != site.path:
+        return False
+    try:
+        tree = ast.parse(old)
+    except (SyntaxError, ValueError):
+        return False
+    stmt = innermost(tree, site.line, ast.Raise | ast.Assert)
+    return isinstance(stmt, ast.Raise) and any(_only_flips(t, old, new) for t in _guards(tree, stmt)[0])
+
+
+def _only_flips(test: ast.expr, old: str, new: str) -> bool:
+    """The change is to the lines of `test` alone, line for line, and makes it its complement there."""
+    changed, inserted, new_lines = _changes(old, new)
+    lines = set(range(test.lineno, (test.end_lineno or test.lineno) + 1))
+    return bool(changed) and changed <= lines and new_lines == changed and not inserted and _complemented(test, new)
+
+
+def _complemented(test: ast.expr, new: str) -> bool:
+    """Whether the test at the same place in `new` is the complement of `test` (same operands)."""
+    try:
+        tree = ast.parse(new)
+    except (SyntaxError, ValueError):
+        return False
+    other = next((n.test for n in ast.walk(tree) if isinstance(n, ast.If)
+                  and (n.test.lineno, n.test.col_offset) == (test.lineno, test.col_offset)), None)
+    if other is None:
+        return False
+    for a, b in ((test, other), (other, test)):
+        if isinstance(b, ast.UnaryOp) and isinstance(b.op, ast.Not) and ast.dump(b.operand) == ast.dump(a):
+            return True
+    if not (isinstance(test, ast.Compare) and isinstance(other, ast.Compare)
+            and len(test.ops) == len(other.ops) == 1):
+        return False
+    flipped = _COMPLEMENT.get(type(test.ops[0]))
+    return (flipped is not None and isinstance(other.ops[0], flipped) and ast.dump(test.left) == ast.dump(other.left)
+            and ast.dump(test.comparators[0]) == ast.dump(other.comparators[0]))
 
 
 def _still_raises(old: str, new: str, stmt: ast.stmt) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from patcher.intake import parse_traceback
 from patcher.repair import Stats, candidates
 from patcher.repair.site import RepoView
-from patcher.repair.suppress import RaiseSite, raise_site, suppression
+from patcher.repair.suppress import RaiseSite, guard_flipped, raise_site, suppression
 from tests.support.offline import EXAMPLES, example_repo, failing_traceback, run_tests
 
 SIGNER = "tokens/signer.py"
@@ -35,10 +35,18 @@ def test_weakening_the_guard_passes_the_suite_but_is_never_a_candidate(tmp_path:
     found = list(candidates(parsed, repo, stats=stats))
     assert weakened not in {c.new_text for c in found}
     assert stats.suppressing >= 3  # `<=`, `< -1`, `age` → another name on the guard, at least
+    flips = []
     for c in found:
         changed = {int(line.split(":")[0]) for line in _changed_lines(original, c.new_text)}
-        assert 11 not in changed, c  # the guard of the raise is never touched
-    assert any(c.template == "swap_operands" and "age = now - timestamp" in c.new_text for c in found)
+        if 11 in changed:  # the guard of the raise is only ever turned into its complement, and that late
+            assert c.last and c.new_text == original.replace("if age < 0:", "if age >= 0:"), c
+            flips.append(c)
+            (repo / SIGNER).write_text(c.new_text)
+            assert run_tests(repo).returncode != 0  # it still raises, for the valid ones: the suite says so
+            (repo / SIGNER).write_text(original)
+    fix = next(i for i, c in enumerate(found)
+               if c.template == "swap_operands" and "age = now - timestamp" in c.new_text)
+    assert all(found.index(c) > fix for c in flips)
 
 
 def _changed_lines(old: str, new: str) -> list[str]:
@@ -84,6 +92,29 @@ def test_suppressing_shapes_are_named(old: str, new: str, why: str) -> None:
 def test_changes_that_keep_the_raise_are_not_flagged(old: str, new: str) -> None:
     assert old in SOURCE
     assert suppression(SITE, "m.py", SOURCE, SOURCE.replace(old, new)) is None
+
+
+@pytest.mark.parametrize(("old", "new", "flipped"), [
+    ("if age < 0:", "if age >= 0:", True),
+    ("if age < 0:", "if not age < 0:", True),
+    ("if age < 0:", "if age > 0:", False),  # not the complement: refused as a weakening
+    ("if age < 0:", "if 0 >= age:", False),
+    ("if age < 0:", "if age >= 1:", False),
+    ("    if age < 0:\n", "    if age >= 0:\n        age = 0\n", False),  # and something else
+])
+def test_a_guard_turned_into_its_complement_is_allowed_and_marked(old: str, new: str, flipped: bool) -> None:
+    changed = SOURCE.replace(old, new)
+    assert guard_flipped(SITE, "m.py", SOURCE, changed) is flipped
+    assert (suppression(SITE, "m.py", SOURCE, changed) is None) is flipped
+
+
+def test_flipping_an_assert_or_an_unrelated_check_is_not_a_guard_flip() -> None:
+    source = "def f(x):\n    assert x == 1\n    return x\n"
+    site = RaiseSite("m.py", 2, "AssertionError")
+    flipped = source.replace("x == 1", "x != 1")
+    assert "weakens the assert" in (suppression(site, "m.py", source, flipped) or "")
+    assert not guard_flipped(site, "m.py", source, flipped)
+    assert not guard_flipped(SITE, "m.py", SOURCE, SOURCE.replace("if item is None:", "if item is not None:"))
 
 
 def test_another_file_or_no_site_is_not_flagged() -> None:

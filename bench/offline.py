@@ -67,6 +67,9 @@ def main() -> None:
             search = next(e for e in events if e["type"] == "offline")
             rows.append((name, result.status, generated, generated / gen_s if gen_s else 0.0, search["tried"],
                          search["tried"] / search["seconds"] if search["seconds"] else 0.0, wall))
+            print(json.dumps({"example": name, "status": result.status, "reason": result.reason,
+                              "stopped": search.get("stopped"), "tried": search["tried"],
+                              "message": result.message}), flush=True)
     print(f"{'example':<16}{'status':<14}{'generated':>10}{'gen/s':>10}{'tried':>7}{'checked/s':>11}{'job s':>8}")
     for name, status, generated, gen_rate, tried, rate, wall in rows:
         print(f"{name:<16}{status:<14}{generated:>10}{gen_rate:>10.0f}{tried:>7}{rate:>11.2f}{wall:>8.2f}")

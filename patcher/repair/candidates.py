@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import heapq
 import re
 import time
 import warnings
@@ -33,6 +34,7 @@ from patcher.repair.guards import bounds_guard, unbound_init, wrong_key
 from patcher.repair.names import wrong_name
 from patcher.repair.noneguards import empty_guard, missing_return, none_guard
 from patcher.repair.patterns import constant, other_name, relational, swap_operands, widen_except
+from patcher.repair.region import changed_region
 from patcher.repair.site import Fix, RepoView, Site, innermost
 from patcher.repair.suppress import RaiseSite, guard_flipped, raise_site, suppression
 from patcher.repair.templates import comparison, dict_get, off_by_one, operator_swap, swap_args
@@ -62,7 +64,7 @@ PRIOR = {name: 1.0 - 0.02 * i for i, (name, _) in enumerate(TEMPLATES)}
 FLIP_FACTOR = 0.5
 """A guard flip's score is its line's times this: a fix on the crash line or on what feeds it comes first."""
 POOL = 5
-"""With a ranking, up to POOL × limit candidates are generated, then sorted."""
+"""With a ranking, up to 2 × POOL × limit fixes are generated, then sorted, then checked in that order."""
 NEIGHBOURS = (0, -1, 1, -2, 2)
 MAX_CALLEE_LINES = 60
 MAX_SUSPECTS = 30
@@ -135,9 +137,10 @@ def candidates(
             return
         view = RepoView(Path(repo))
         parsed = map_frames(parsed, view.files)  # once: the sites, the crash line and the raise read it
-        stream = _generate(view, parsed, stats, suspects)
-        stream = (_ranked(stream, suspects, limit * POOL, _crash_lines(parsed, view)) if suspects
-                  else _last_at_the_end(stream))
+        raised = raise_site(parsed, view)
+        fixes = _generate(view, parsed, stats, suspects)
+        stream = (_ranked(fixes, suspects, limit * POOL * 2, stats, raised, _crash_lines(parsed, view)) if suspects
+                  else _last_at_the_end(_checked(fixes, stats, raised)))
         for candidate in stream:
             stats.generated += 1
             stats.seconds += time.perf_counter() - (clock or 0.0)
@@ -153,34 +156,55 @@ def candidates(
 
 
 def _generate(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored]
-              ) -> Iterator[Candidate]:
-    seen: set[tuple[str, bytes]] = set()
-    raised = raise_site(parsed, view)
+              ) -> Iterator[tuple[Fix, str]]:
+    """Every template's fixes on every site, in site order, not yet checked (that costs; see _candidate)."""
     for site in _sites(view, parsed, stats, suspects):
         for template, make in TEMPLATES:
             for fix in make(site):
-                if (candidate := _candidate(fix, template, seen, stats, raised)) is not None:
-                    yield candidate
+                yield fix, template
 
 
-def _ranked(stream: Iterator[Candidate], suspects: Sequence[Scored], pool: int,
-            crash: tuple[str, list[int]] | None = None) -> Iterator[Candidate]:
+def _checked(fixes: Iterator[tuple[Fix, str]], stats: Stats, raised: RaiseSite | None) -> Iterator[Candidate]:
+    seen: set[tuple[str, bytes]] = set()
+    for fix, template in fixes:
+        if (candidate := _candidate(fix, template, seen, stats, raised)) is not None:
+            yield candidate
+
+
+def _ranked(fixes: Iterator[tuple[Fix, str]], suspects: Sequence[Scored], pool: int, stats: Stats,
+            raised: RaiseSite | None, crash: tuple[str, list[int]] | None = None) -> Iterator[Candidate]:
     """Localization score × pattern prior, best first; ties go to the line ranked first (the ranking has
     broken its own ties: a called function's line may tie with its caller's), then to generation order
     (which also ranks lines the coverage run never saw, such as a traceback frame's neighbour). The line
     that raised (the innermost repository frame outside the tests) ranks as the top line, ahead of its
     ties: coverage spectra favour what only the failing test runs (its callers), the traceback names
     where it broke. So do the lines that compute the values the raising line reads (repair/dataflow.py):
-    the bad value is often made a few statements before it is used."""
+    the bad value is often made a few statements before it is used. The fixes are sorted before they are
+    checked, and checked as the search asks for them: on a big file a check costs tens of ms, and a pool
+    checked whole before the first candidate cost a search its first minute. A guard flip, known only once
+    checked, waits in `held` for its lower place."""
     place = {(s.path, s.line): (s.score, i) for i, s in enumerate(suspects)}
     if crash is not None and suspects:
         for line in crash[1]:
             place[(crash[0], line)] = (max(s.score for s in suspects), -1)
     unseen = (0.0, len(suspects))
-    found = [c for _, c in zip(range(pool), stream, strict=False)]
-    keyed = [(-score * PRIOR[c.template] * (FLIP_FACTOR if c.last else 1.0), at, i) for i, c in enumerate(found)
-             for score, at in [place.get((c.path, c.line), unseen)]]
-    return iter([found[i] for *_, i in sorted(keyed)])
+    found = [f for _, f in zip(range(pool), fixes, strict=False)]
+    keyed = sorted((-score * PRIOR[template], at, i) for i, (fix, template) in enumerate(found)
+                   for score, at in [place.get((fix.src.path, fix.line), unseen)])
+    held: list[tuple[tuple[float, int, int], Candidate]] = []
+    seen: set[tuple[str, bytes]] = set()
+    for key in keyed:
+        while held and held[0][0] < key:
+            yield heapq.heappop(held)[1]
+        fix, template = found[key[2]]
+        if (c := _candidate(fix, template, seen, stats, raised)) is None:
+            continue
+        if c.last:
+            heapq.heappush(held, ((key[0] * FLIP_FACTOR, key[1], key[2]), c))
+        else:
+            yield c
+    while held:
+        yield heapq.heappop(held)[1]
 
 
 def _last_at_the_end(stream: Iterator[Candidate]) -> Iterator[Candidate]:
@@ -216,17 +240,20 @@ def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Sta
         stats.duplicates += 1
         return None
     seen.add(key)
-    if not _compiles(new, path):
+    region = changed_region(fix.src.tree, fix.src.text, new)  # the checks below cost a function, not a file
+    old_part, new_part = region or (fix.src.text, new)
+    if not _compiles(new_part, path) and (region is None or not _compiles(new, path)):
         stats.not_compiling += 1
         return None
-    if suppression(raised, path, fix.src.text, new):
+    old_tree = fix.src.tree if region is None else ast.parse(old_part)
+    if suppression(raised, path, old_part, new_part):
         stats.suppressing += 1
         return None
-    if makes_dead_branch(fix.src.tree, new):
+    if makes_dead_branch(old_tree, new_part):
         stats.dead += 1
         return None
     return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new,
-                     guard_flipped(raised, path, fix.src.text, new))
+                     guard_flipped(raised, path, old_part, new_part))
 
 
 def _compiles(text: str, path: str) -> bool:

@@ -88,6 +88,18 @@ class Source:
         return [t.start for t in self.tokens]
 
     @cached_property
+    def by_type(self) -> dict[type, list[ast.AST]]:
+        """Every node of the tree by its class, in `ast.walk` order: one walk of a big file, not one a site."""
+        out: dict[type, list[ast.AST]] = {}
+        for node in ast.walk(self.tree):
+            out.setdefault(type(node), []).append(node)
+        return out
+
+    def walk(self, kind: type) -> list:  # type: ignore[type-arg]
+        """The tree's nodes of exactly this class (ast's concrete node classes have no subclasses)."""
+        return self.by_type.get(kind, [])
+
+    @cached_property
     def by_line(self) -> dict[int, list[ast.AST]]:
         """Every node with a position, by its first line, outer before inner at the same column."""
         out: dict[int, list[ast.AST]] = {}

@@ -135,5 +135,5 @@ def _is_self(node: ast.expr) -> bool:
 
 
 def _module_attributes(src: Source) -> set[str]:
-    names = {n.attr for n in ast.walk(src.tree) if isinstance(n, ast.Attribute)}
-    return names | {n.name for n in ast.walk(src.tree) if isinstance(n, Func)}
+    names = {n.attr for n in src.walk(ast.Attribute)}
+    return names | {n.name for n in [*src.walk(ast.FunctionDef), *src.walk(ast.AsyncFunctionDef)]}

@@ -66,8 +66,8 @@ def widen_except(site: Site) -> Iterator[Fix]:
     exc = site.exc_type
     if not exc or not _in_scope(site, exc):
         return
-    for node in ast.walk(site.src.tree):
-        if not isinstance(node, ast.Try) or not any(_spans(s, site.line) for s in node.body):
+    for node in site.src.walk(ast.Try):
+        if not any(_spans(s, site.line) for s in node.body):
             continue
         for handler in node.handlers:
             if handler.type is None:
@@ -88,12 +88,8 @@ def _spans(stmt: ast.stmt, line: int) -> bool:
 def _in_scope(site: Site, name: str) -> bool:
     if isinstance(getattr(builtins, name, None), type):
         return True
-    for node in ast.walk(site.src.tree):
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return True
-        if isinstance(node, ast.alias) and (node.asname or node.name.rsplit(".", 1)[-1]) == name:
-            return True
-    return False
+    return (any(node.name == name for node in site.src.walk(ast.ClassDef))
+            or any((node.asname or node.name.rsplit(".", 1)[-1]) == name for node in site.src.walk(ast.alias)))
 
 
 def constant(site: Site) -> Iterator[Fix]:
@@ -114,8 +110,8 @@ def other_name(site: Site) -> Iterator[Fix]:
             other = _other_operand(site, node)
             for new in [p for p in pool if p not in (node.id, "self", other)][:_MAX_NAMES]:
                 yield site.fix(f"`{node.id}` → `{new}`", Edit(*site.src.span(node), new))
-    keys = sorted({n.slice.value for n in ast.walk(site.src.tree) if isinstance(n, ast.Subscript)
-                   and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)})
+    keys = sorted({n.slice.value for n in site.src.walk(ast.Subscript)
+                   if isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)})
     for sub in site.nodes(ast.Subscript):
         if isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
             for new in [k for k in keys if k != sub.slice.value][:_MAX_NAMES]:

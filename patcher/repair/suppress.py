@@ -76,7 +76,7 @@ def _changes(old: str, new: str) -> tuple[set[int], dict[int, str], set[int]]:
     changed: set[int] = set()
     inserted: dict[int, str] = {}
     new_lines: set[int] = set()
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(a, b):
         if tag == "equal":
             continue
         changed.update(range(i1 + 1, i2 + 1))
@@ -84,6 +84,16 @@ def _changes(old: str, new: str) -> tuple[set[int], dict[int, str], set[int]]:
         if tag == "insert":
             inserted[i1 + 1] = "".join(b[j1:j2])
     return changed, inserted, new_lines
+
+
+def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes of the lines, only the span between the common head and tail diffed (difflib is
+    quadratic on a big function, and an edit is local)."""
+    p = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    room = min(len(a), len(b)) - p
+    q = next((i for i in range(room) if a[-1 - i] != b[-1 - i]), room)
+    ops = difflib.SequenceMatcher(None, a[p : len(a) - q], b[p : len(b) - q], autojunk=False).get_opcodes()
+    return [(tag, i1 + p, i2 + p, j1 + p, j2 + p) for tag, i1, i2, j1, j2 in ops]
 
 
 def _raise_weakened(site: RaiseSite, tree: ast.Module, old: str, new: str, changed: set[int],
@@ -158,8 +168,7 @@ def _complemented(test: ast.expr, new: str) -> bool:
 def _still_raises(old: str, new: str, stmt: ast.stmt) -> bool:
     """Whether the lines that replaced the raise still raise (a changed message or type is allowed)."""
     a, b = old.splitlines(), new.splitlines()
-    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(a, b):
         if tag != "equal" and i1 < (stmt.end_lineno or stmt.lineno) and i2 >= stmt.lineno:
             return bool(_RAISE.search("\n".join(b[j1:j2])))
     return True

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples/offline"
 TEMPLATES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "traceback.txt").exists() and p.name != "no_template")
-BY = {"empty_conversion": "empty_guard", "swap_later": "swap_args"}
+BY = {"empty_conversion": "empty_guard", "swap_later": "swap_args", "guard_flip": "comparison"}
 """Examples named for the bug rather than for the template that fixes it."""
 
 

@@ -132,3 +132,13 @@ def test_widening_an_except_whose_handler_does_something_is_allowed() -> None:
     assert "discards" in (suppression(site, "config/ports.py", old, discarding) or "")
 
 
+
+
+def test_the_guard_flip_example_is_fixed_by_turning_the_guard_into_its_complement(tmp_path: Path) -> None:
+    repo = example_repo("guard_flip", tmp_path)
+    found = list(candidates(parse_traceback(failing_traceback(repo)), repo))
+    flips = [c for c in found if c.last]
+    assert [c.description for c in flips] == ["`==` → `!=`"] and found[-1] == flips[0]
+    assert "if len(last) != size:" in flips[0].new_text
+    (repo / "batches/split.py").write_text(flips[0].new_text)
+    assert run_tests(repo).returncode == 0

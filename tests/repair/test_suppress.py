@@ -139,6 +139,6 @@ def test_the_guard_flip_example_is_fixed_by_turning_the_guard_into_its_complemen
     found = list(candidates(parse_traceback(failing_traceback(repo)), repo))
     flips = [c for c in found if c.last]
     assert [c.description for c in flips] == ["`==` → `!=`"] and found[-1] == flips[0]
-    assert "if len(last) != size:" in flips[0].new_text
+    assert "if len(batch) != size:" in flips[0].new_text
     (repo / "batches/split.py").write_text(flips[0].new_text)
     assert run_tests(repo).returncode == 0

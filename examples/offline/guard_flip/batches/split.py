@@ -1,8 +1,9 @@
 def batches(items, size, strict=False):
-    """Lists of `size` items; the last may be shorter, unless `strict`, which refuses a short last batch."""
-    out = [list(items[start:start + size]) for start in range(0, len(items), size)]
-    if strict and out:
-        last = out[-1]
-        if len(last) == size:
-            raise ValueError(f"the last batch has {len(last)} items, not {size}")
-    return out
+    """Lists of `size` items, one at a time; the last may be shorter, unless `strict`, which raises
+    ValueError instead of yielding a short last batch."""
+    for start in range(0, len(items), size):
+        batch = list(items[start:start + size])
+        if strict:
+            if len(batch) == size:
+                raise ValueError(f"the last batch has {len(batch)} items, not {size}")
+        yield batch

@@ -3,7 +3,7 @@ def batches(items, size, strict=False):
     ValueError instead of yielding a short last batch."""
     for start in range(0, len(items), size):
         batch = list(items[start:start + size])
-        if strict:  # noqa: SIM102 (the check of its own, as more_itertools.chunked has it)
+        if strict:
             if len(batch) == size:
                 raise ValueError(f"the last batch has {len(batch)} items, not {size}")
         yield batch

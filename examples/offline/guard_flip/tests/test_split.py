@@ -1,5 +1,4 @@
 import pytest
-
 from batches.split import batches
 
 

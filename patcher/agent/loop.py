@@ -2,7 +2,8 @@
 
 Planned action for each normalised stop of a reply:
     finished   -> end the run (after two checks: tool calls written as JSON in the text are run instead;
-                  a corrected function shown in prose before any edit gets one note on applying it)
+                  before any edit, a corrected function shown in prose gets one note on applying it, and
+                  any other ending gets the note a give_up before any edit gets, once per run)
     wants_tool -> run every tool call in order, send each result back under its tool_call_id, ask again
     cut_off    -> run nothing (a cut-off call may be half written); end with reason cut_off
     blocked    -> run nothing; end with reason model_error (the provider refused to answer)
@@ -98,7 +99,7 @@ class Agent:
                     reason, text = END_OF_REPLY[reply.stop]
                     return self._end(reason, text.format(raw=reply.stop_raw))
                 self.messages.append(_assistant_message(reply, calls))
-                if not calls and not self._note("prose_code", self.nudges.prose_code(reply.content)):
+                if not calls and not self._note(*self.nudges.finished(reply.content)):
                     self.stats.final_text = reply.content
                     return self._end("finished", "the model finished")
                 if stop := self._run_tools(calls, guards):

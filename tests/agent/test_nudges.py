@@ -169,6 +169,29 @@ def test_prose_code_after_an_edit_is_a_summary(run_agent: Callable[..., Run]) ->
     assert (r.result.reason, r.result.rounds) == ("finished", 2) and not r.of_type("nudge")
 
 
+def test_a_corrected_function_shown_beside_a_test_run_gets_the_note_after_the_results(
+        run_agent: Callable[..., Run]) -> None:
+    test = ("run_test", {"command": "python -m pytest -q tests"})
+    r = run_agent([reply(PROSE, [test]), reply(PROSE, [test]), reply(None, [EDIT]), reply("Applied.")])
+    assert (r.result.reason, r.result.rounds) == ("finished", 4)
+    after_first = r.server.chat_requests[1]["messages"]
+    assert [m["role"] for m in after_first[-2:]] == ["tool", "user"]
+    assert "corrected code for total" in after_first[-1]["content"]
+    assert r.server.chat_requests[2]["messages"][-1]["role"] == "tool"  # given once: the second reply gets none
+    assert [(n["kind"], n["round"]) for n in r.of_type("nudge")] == [("prose_code", 1)]
+
+
+def test_code_shown_beside_an_edit_gets_no_note(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([reply(PROSE, [EDIT]), reply("Applied.")])
+    assert (r.result.reason, r.result.rounds) == ("finished", 2) and not r.of_type("nudge")
+
+
+def test_an_empty_finish_is_answered_without_quoting_nothing(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([reply(""), reply(None, [EDIT]), reply("Fixed.")])
+    text = r.last_message(1)["content"]
+    assert text.startswith("You ended your turn without changing any file") and "What you wrote" not in text
+
+
 GAVE_UP_IN_PROSE = "I have to give_up with the reason: the crash cannot be fixed without changing the tests."
 
 

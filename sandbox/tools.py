@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
 
+from sandbox.nearest import hint
 from sandbox.paths import ToolError, listing, open_regular, plain_name, resolve_read, resolve_write
 from sandbox.protocol import (
     MAX_MODEL_OUTPUT,
@@ -233,7 +234,7 @@ def edit_file(ctx: Context, req: EditFileRequest, deadline_at: float) -> ToolRes
     count = text.count(req.old_text)
     if count == 0:
         raise ToolError(f"old_text was not found in {req.path}; read the file again and copy the text "
-                        "exactly, including whitespace")
+                        "exactly, including whitespace" + hint(text, req.old_text))
     if count > 1:
         raise ToolError(f"old_text matches {count} times in {req.path}; include more context so it matches "
                         "exactly once")

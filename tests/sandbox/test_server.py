@@ -110,6 +110,10 @@ def test_write_and_edit(box: Client) -> None:
     assert edit.is_error and "matches 2 times" in edit.output
     missing = box.call("edit_file", path="pkg/calc.py", old_text="nothing like this", new_text="")
     assert missing.is_error and "not found" in missing.output
+    assert "nearest" not in missing.output  # nothing like it: no suggestion
+    retyped = box.call("edit_file", path="pkg/calc.py", old_text="def add(a,b):\n  return a-b", new_text="")
+    assert retyped.is_error and "the nearest text is at line 1" in retyped.output
+    assert retyped.output.endswith("1\tdef add(a, b):\n2\t    return a - b")
     ok = box.call("edit_file", path="pkg/calc.py", old_text="def add(a, b):\n    return a - b",
                   new_text="def add(a, b):\n    return a + b")
     assert not ok.is_error and "line 1" in ok.output

@@ -64,7 +64,7 @@ PRIOR = {name: 1.0 - 0.02 * i for i, (name, _) in enumerate(TEMPLATES)}
 FLIP_FACTOR = 0.5
 """A guard flip's score is its line's times this: a fix on the crash line or on what feeds it comes first."""
 POOL = 5
-"""With a ranking, up to 2 × POOL × limit fixes are generated, then sorted, then checked in that order."""
+"""With a ranking, up to POOL × limit fixes are generated, then sorted, then checked in that order."""
 NEIGHBOURS = (0, -1, 1, -2, 2)
 MAX_CALLEE_LINES = 60
 MAX_SUSPECTS = 30
@@ -139,7 +139,7 @@ def candidates(
         parsed = map_frames(parsed, view.files)  # once: the sites, the crash line and the raise read it
         raised = raise_site(parsed, view)
         fixes = _generate(view, parsed, stats, suspects)
-        stream = (_ranked(fixes, suspects, limit * POOL * 2, stats, raised, _crash_lines(parsed, view)) if suspects
+        stream = (_ranked(fixes, suspects, limit * POOL, stats, raised, _crash_lines(parsed, view)) if suspects
                   else _last_at_the_end(_checked(fixes, stats, raised)))
         for candidate in stream:
             stats.generated += 1
@@ -156,22 +156,26 @@ def candidates(
 
 
 def _generate(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequence[Scored]
-              ) -> Iterator[tuple[Fix, str]]:
-    """Every template's fixes on every site, in site order, not yet checked (that costs; see _candidate)."""
+              ) -> Iterator[tuple[Fix, str, str]]:
+    """Every template's fixes on every site, in site order, with the file they make: those that edit a
+    test file, change nothing or repeat an earlier result dropped here (cheap); not yet compiled or held
+    against the reported exception (that costs on a big file: see _candidate)."""
+    seen: set[tuple[str, bytes]] = set()
     for site in _sites(view, parsed, stats, suspects):
         for template, make in TEMPLATES:
             for fix in make(site):
-                yield fix, template
+                if (new := _new_text(fix, seen, stats)) is not None:
+                    yield fix, template, new
 
 
-def _checked(fixes: Iterator[tuple[Fix, str]], stats: Stats, raised: RaiseSite | None) -> Iterator[Candidate]:
-    seen: set[tuple[str, bytes]] = set()
-    for fix, template in fixes:
-        if (candidate := _candidate(fix, template, seen, stats, raised)) is not None:
+def _checked(fixes: Iterator[tuple[Fix, str, str]], stats: Stats, raised: RaiseSite | None
+             ) -> Iterator[Candidate]:
+    for fix, template, new in fixes:
+        if (candidate := _candidate(fix, template, new, stats, raised)) is not None:
             yield candidate
 
 
-def _ranked(fixes: Iterator[tuple[Fix, str]], suspects: Sequence[Scored], pool: int, stats: Stats,
+def _ranked(fixes: Iterator[tuple[Fix, str, str]], suspects: Sequence[Scored], pool: int, stats: Stats,
             raised: RaiseSite | None, crash: tuple[str, list[int]] | None = None) -> Iterator[Candidate]:
     """Localization score × pattern prior, best first; ties go to the line ranked first (the ranking has
     broken its own ties: a called function's line may tie with its caller's), then to generation order
@@ -189,15 +193,14 @@ def _ranked(fixes: Iterator[tuple[Fix, str]], suspects: Sequence[Scored], pool: 
             place[(crash[0], line)] = (max(s.score for s in suspects), -1)
     unseen = (0.0, len(suspects))
     found = [f for _, f in zip(range(pool), fixes, strict=False)]
-    keyed = sorted((-score * PRIOR[template], at, i) for i, (fix, template) in enumerate(found)
+    keyed = sorted((-score * PRIOR[template], at, i) for i, (fix, template, _) in enumerate(found)
                    for score, at in [place.get((fix.src.path, fix.line), unseen)])
     held: list[tuple[tuple[float, int, int], Candidate]] = []
-    seen: set[tuple[str, bytes]] = set()
     for key in keyed:
         while held and held[0][0] < key:
             yield heapq.heappop(held)[1]
-        fix, template = found[key[2]]
-        if (c := _candidate(fix, template, seen, stats, raised)) is None:
+        fix, template, new = found[key[2]]
+        if (c := _candidate(fix, template, new, stats, raised)) is None:
             continue
         if c.last:
             heapq.heappush(held, ((key[0] * FLIP_FACTOR, key[1], key[2]), c))
@@ -226,8 +229,7 @@ def _crash_lines(parsed: ParsedTraceback, view: RepoView) -> tuple[str, list[int
     return None
 
 
-def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Stats,
-               raised: RaiseSite | None) -> Candidate | None:
+def _new_text(fix: Fix, seen: set[tuple[str, bytes]], stats: Stats) -> str | None:
     path = fix.src.path
     if is_test_or_config(path):
         stats.test_files += 1
@@ -240,6 +242,11 @@ def _candidate(fix: Fix, template: str, seen: set[tuple[str, bytes]], stats: Sta
         stats.duplicates += 1
         return None
     seen.add(key)
+    return new
+
+
+def _candidate(fix: Fix, template: str, new: str, stats: Stats, raised: RaiseSite | None) -> Candidate | None:
+    path = fix.src.path
     region = changed_region(fix.src.tree, fix.src.text, new)  # the checks below cost a function, not a file
     old_part, new_part = region or (fix.src.text, new)
     if not _compiles(new_part, path) and (region is None or not _compiles(new, path)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -65,6 +66,11 @@ class _AttachStream:
                 return b""
             self._raw += chunk
 
+    def shutdown(self) -> None:
+        """Ends the stream both ways now: a recv blocked on it in another thread returns at once."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+
     def close(self) -> None:
         self._io.close()
         self._sock.close()
@@ -84,6 +90,7 @@ class DockerSandbox:
         self.container: Any = None
         self.volume: Any = None
         self._stream: _AttachStream | None = None
+        self._pool = pool
         self._broken = ""
         try:
             with ThreadPoolExecutor(max_workers=1) as builder:
@@ -121,6 +128,36 @@ class DockerSandbox:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+        if self._pool is not None and self.container is not None:
+            self._pool.retire(_Remains(self.container, self.volume).remove)  # the pool's close waits for it
+            self.container = self.volume = None
+            return
+        _Remains(self.container, self.volume).remove()
+        self.container = self.volume = None
+
+    def kill(self) -> None:
+        stream = self._stream
+        if stream is not None:  # whatever waits on the box fails now, not once Docker has delivered the kill
+            stream.shutdown()
+        if self.container is not None:
+            with contextlib.suppress(Exception):  # already gone, or Docker busy: close() removes it anyway
+                self.container.kill()
+
+    def __enter__(self) -> DockerSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class _Remains:
+    """A closed box's container and volume, removed (force: killed first) by whoever calls remove()."""
+
+    container: Any
+    volume: Any
+
+    def remove(self) -> None:
         for thing in (self.container, self.volume):
             if thing is None:
                 continue
@@ -132,18 +169,6 @@ class DockerSandbox:
                 time.sleep(0.2)
                 with contextlib.suppress(docker.errors.APIError):
                     thing.remove(force=True)
-        self.container = self.volume = None
-
-    def kill(self) -> None:
-        if self.container is not None:
-            with contextlib.suppress(Exception):  # already gone, or Docker busy: close() removes it anyway
-                self.container.kill()
-
-    def __enter__(self) -> DockerSandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @dataclass(frozen=True)

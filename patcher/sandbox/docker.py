@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,7 +22,11 @@ from patcher.sandbox.channel import Channel
 from patcher.sandbox.client import docker_client
 from patcher.sandbox.pool import WORKSPACE, BoxPool, start_blank
 from patcher.stopper import Stopper
-from sandbox.protocol import REPORT_DIR, Request, ToolResult
+from sandbox.protocol import REPORT_DIR, ModulesRequest, Request, ToolResult
+
+_MODULES: dict[str, ToolResult] = {}
+"""ModulesRequest's answer by image id (an image never changes; a rebuilt tag is another id)."""
+_MODULES_LOCK = threading.Lock()
 
 
 def require_image(client: docker.DockerClient, image: str) -> None:
@@ -40,7 +46,10 @@ class _AttachStream:
         self.stderr = bytearray()
 
     def send(self, data: bytes) -> None:
-        self._sock.sendall(data)
+        try:
+            self._sock.sendall(data)
+        except OSError as e:  # shut by kill(), or the container is gone
+            raise SandboxError(f"the sandbox's stream is closed (the container was stopped): {e}") from e
 
     def recv(self, timeout: float) -> bytes:
         deadline = time.monotonic() + timeout
@@ -115,6 +124,28 @@ class DockerSandbox:
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult:
         if self._broken:
             raise SandboxError(f"the sandbox was stopped earlier: {self._broken}")
+        if isinstance(request, ModulesRequest):
+            return self._modules(deadline_s)
+        return self._call(request, deadline_s)
+
+    def _modules(self, deadline_s: float | None) -> ToolResult:
+        """What the image has installed, asked once per image id: the server scans only the image's site
+        directories (it runs with -S -P), so the answer is the image's, whatever repo the box holds."""
+        try:
+            image_id = str(self.client.api.inspect_image(self.config.image)["Id"])
+        except docker.errors.APIError:
+            return self._call(ModulesRequest(), deadline_s)
+        with _MODULES_LOCK:
+            known = _MODULES.get(image_id)
+        if known is not None:
+            return copy.deepcopy(known)
+        got = self._call(ModulesRequest(), deadline_s)
+        if not got.is_error:
+            with _MODULES_LOCK:
+                _MODULES[image_id] = got
+        return got
+
+    def _call(self, request: Request, deadline_s: float | None) -> ToolResult:
         try:
             return self._channel.call(request, deadline_s or deadline_for(self.config, request))
         except SandboxError as e:

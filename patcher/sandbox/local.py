@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from patcher.config import SandboxConfig, allowlist_of
+from patcher.errors import SandboxError
 from patcher.intake import StagedRepo
 from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
@@ -44,8 +45,11 @@ class LocalSandbox:
             raise
 
     def _send(self, data: bytes) -> None:
-        self._stdin.write(data)
-        self._stdin.flush()
+        try:
+            self._stdin.write(data)
+            self._stdin.flush()
+        except OSError as e:  # killed before the call went out (a stopped side): as a Docker box says it
+            raise SandboxError(f"the tool server is gone: {e}") from e
 
     def _recv(self, timeout: float) -> bytes:
         ready, _, _ = select.select([self._stdout], [], [], timeout)

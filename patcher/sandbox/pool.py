@@ -111,7 +111,14 @@ class BoxPool:
                 self._wanted[key] = spares
             queue = self._waiting.setdefault(key, [])
             while len(queue) < self._wanted.get(key, self.spares):
-                queue.append(self._starter.submit(start_blank, self.client, cfg))
+                queue.append(self._starter.submit(self._start_after, queue[-1] if queue else None, cfg))
+
+    def _start_after(self, ahead: Future[Blank] | None, cfg: SandboxConfig) -> Blank:
+        """A config's spares start one after the other: two at once would slow the one a job waits for."""
+        if ahead is not None:
+            with contextlib.suppress(Exception):
+                ahead.exception()  # waits for it to end, whatever the ending
+        return start_blank(self.client, cfg)
 
     def take(self, cfg: SandboxConfig) -> Blank | None:
         """A started blank for this config (waiting for one that is still starting), or None; refills."""

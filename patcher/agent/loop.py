@@ -2,8 +2,10 @@
 
 Planned action for each normalised stop of a reply:
     finished   -> end the run (after two checks: tool calls written as JSON in the text are run instead;
-                  a corrected function shown in prose before any edit gets one note on applying it)
+                  before any edit, a corrected function shown in prose gets one note on applying it, and
+                  any other ending gets the note a give_up before any edit gets, once per run)
     wants_tool -> run every tool call in order, send each result back under its tool_call_id, ask again
+                  (a corrected function shown beside calls that edit nothing gets the same one note)
     cut_off    -> run nothing (a cut-off call may be half written); end with reason cut_off
     blocked    -> run nothing; end with reason model_error (the provider refused to answer)
     unknown    -> run nothing; end with reason model_error (an unknown stop cannot be acted on safely)
@@ -98,11 +100,12 @@ class Agent:
                     reason, text = END_OF_REPLY[reply.stop]
                     return self._end(reason, text.format(raw=reply.stop_raw))
                 self.messages.append(_assistant_message(reply, calls))
-                if not calls and not self._note("prose_code", self.nudges.prose_code(reply.content)):
+                if not calls and not self._note(*self.nudges.finished(reply.content)):
                     self.stats.final_text = reply.content
                     return self._end("finished", "the model finished")
                 if stop := self._run_tools(calls, guards):
                     return self._end(*stop, guard=stop[0] != "gave_up")
+                self._note("prose_code", self.nudges.prose_code(reply.content))  # code shown beside other calls
 
     def _run_tools(self, calls: list[ToolCall], guards: Guards) -> tuple[str, str] | None:
         """Every call runs and gets its result, even after a guard tripped, so the history stays whole."""

@@ -5,6 +5,9 @@
                                       the smallest edit it believes in; a second give_up ends the run
     prose with a corrected function -> one note saying how to apply it with edit_file (nothing is applied
                                       from text), instead of ending the run as finished
+    any other finish before any edit -> answered like a give_up, and sharing its one use: small models write
+                                      "I give up because..." as prose and end the turn, so the honest exit
+                                      must not be easier spelled in text than as the tool call
 
 Both follow from the run's own history (tool names, errors, outputs), so a replay gives them again.
 """
@@ -52,14 +55,21 @@ class Nudges:
             passed = not is_error and text.startswith("exit code 0\n")
             self.last_failure = "" if passed else "\n".join(text.strip().splitlines()[-TAIL_LINES:])
 
-    def give_up(self, reason: str) -> str | None:
-        """The note that answers a give_up instead of ending the run; None: the give_up stands."""
+    def give_up(self, reason: str, finished: bool = False) -> str | None:
+        """The note that answers a give_up (or, `finished`, a reply that ended the turn in prose) instead of
+        ending the run; None: the ending stands. One such note per run, whichever way the agent tried to end."""
         if self.edited or "give_up" in self.given:
             return None
         self.given.add("give_up")
         b = self.briefing
-        return prompts.render("give_up_nudge", reason=reason, failing=self.last_failure or b.failing,
-                              suspects=b.suspects, test_command=b.test_command)
+        return prompts.render("give_up_nudge", reason=_short(reason), finished=finished,
+                              failing=self.last_failure or b.failing, suspects=b.suspects, test_command=b.test_command)
+
+    def finished(self, content: str | None) -> tuple[str, str | None]:
+        """(kind, note) for a reply that ended the turn with no call; note None: the run ends finished."""
+        if note := self.prose_code(content):
+            return "prose_code", note
+        return "finished", self.give_up(content or "", finished=True)
 
     def prose_code(self, content: str | None) -> str | None:
         """The note for a reply that ends with a corrected function in a code block but changed no file."""
@@ -68,6 +78,12 @@ class Nudges:
         self.given.add("prose_code")
         paths = {n: self.briefing.functions[n] for n in names if n in self.briefing.functions}
         return prompts.render("prose_code", names=names, paths=paths, test_command=self.briefing.test_command)
+
+
+def _short(text: str, limit: int = 600) -> str:
+    """The agent's own words, cut to a few lines: the note repeats them, it does not re-send a whole essay."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
 
 
 def defined_functions(text: str) -> list[str]:

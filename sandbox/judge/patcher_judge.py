@@ -16,7 +16,6 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
-import itertools
 import json
 import os
 import pathlib
@@ -27,12 +26,22 @@ from typing import Any
 
 _write, _dumps, _sha256 = os.write, json.dumps, hashlib.sha256  # bound before any repository code runs
 _HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _sibling(file: str, name: str) -> Any:
+    """A module of this folder, run from its file under `name` and kept out of sys.modules (as standin is)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, file))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_cases = _sibling("cases.py", "_patcher_judge_cases")
+Unjudged, marks, is_testcase, testcase, parametrized = (
+    _cases.Unjudged, _cases.marks, _cases.is_testcase, _cases.testcase, _cases.parametrized)
 BUILTIN_FIXTURES = ("tmp_path", "monkeypatch", "capsys")
 _STEPS = ("setup_method", "teardown_method")
-
-
-class Unjudged(Exception):
-    """The test needs something this runner does not provide: it is judged by pytest alone."""
 
 
 class Channel:
@@ -53,10 +62,10 @@ class Channel:
 class Judge:
     def __init__(self, root: str, tmp: str) -> None:
         self.root, self.tmp = root.rstrip("/"), tmp
-        spec = importlib.util.spec_from_file_location("pytest", os.path.join(_HERE, "standin.py"))
-        assert spec is not None and spec.loader is not None
-        self.standin = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(self.standin)
+        fixtures = _sibling("fixtures.py", "_patcher_judge_fixtures")
+        self.standin = _sibling("standin.py", "pytest")
+        for name in ("MonkeyPatch", "CaptureFixture", "CaptureResult"):
+            setattr(self.standin, name, getattr(fixtures, name))
         self.builtins = {**builtins.__dict__, "__import__": self._import}
         self.conftests: dict[str, Any] = {}
         self.modules: dict[tuple[str, str], Any] = {}
@@ -241,103 +250,6 @@ def module_name(path: str) -> tuple[str, str]:
 def fixtures_of(module: Any) -> dict[str, Any]:
     defs = [getattr(v, "_judge_fixture", None) for v in list(vars(module).values())]
     return {d.name: d for d in defs if d is not None and hasattr(d, "autouse")}
-
-
-def marks(obj: Any) -> list[Any]:
-    got = getattr(obj, "pytestmark", [])
-    return [m for m in (got if isinstance(got, list) else [got]) if hasattr(m, "name")]
-
-
-def is_testcase(cls: Any) -> bool:
-    return isinstance(cls, type) and any(
-        c.__name__ == "TestCase" and c.__module__ == "unittest.case" for c in cls.__mro__)
-
-
-def testcase(cls: Any, method: str) -> Callable[[], None]:
-    """setUpClass, setUp, the method, tearDown, the cleanups, tearDownClass: called directly."""
-    if getattr(getattr(cls, method), "__unittest_expecting_failure__", False):
-        raise Unjudged("an expected-failure test")
-
-    def call() -> None:
-        cls.setUpClass()
-        try:
-            inst = cls(method)
-            try:
-                inst.setUp()
-                try:
-                    getattr(inst, method)()
-                finally:
-                    inst.tearDown()
-            finally:
-                inst.doCleanups()
-        finally:
-            cls.tearDownClass()
-            cls.doClassCleanups()
-    return call
-
-
-def parametrized(func: Any, param_id: str | None) -> dict[str, Any]:
-    """The arguments of the parametrize case whose id pytest would give as `param_id`."""
-    sets = [m for m in marks(func) if m.name == "parametrize"]
-    if not sets:
-        if param_id is not None:
-            raise Unjudged("a parametrized id with no parametrize mark the judge can read")
-        return {}
-    axes = [_cases(m) for m in sets]
-    for combo in itertools.product(*reversed(axes)):
-        pid = "-".join(c[0] for c in reversed(combo))
-        if pid == param_id:
-            out: dict[str, Any] = {}
-            for _, args, xfail in combo:
-                if xfail:
-                    raise Unjudged("an xfail parameter")
-                out.update(args)
-            return out
-    raise Unjudged(f"no parametrize case has the id {param_id!r}")
-
-
-def _cases(m: Any) -> list[tuple[str, dict[str, Any], bool]]:
-    argnames, values = m.args[0], list(m.args[1]) if len(m.args) > 1 else list(m.kwargs.get("argvalues", []))
-    names = [n.strip() for n in argnames.split(",")] if isinstance(argnames, str) else list(argnames)
-    ids = m.kwargs.get("ids")
-    if m.kwargs.get("indirect"):
-        raise Unjudged("indirect parametrization")
-    out: list[tuple[str, dict[str, Any], bool]] = []
-    for n, raw in enumerate(values):
-        given = getattr(raw, "id", None) if type(raw).__name__ == "ParameterSet" else None
-        xfail = any(getattr(k, "mark", k).name == "xfail" for k in getattr(raw, "marks", ())) \
-            if type(raw).__name__ == "ParameterSet" else False
-        vals = raw.values if type(raw).__name__ == "ParameterSet" else (raw if len(names) > 1 else (raw,))
-        pid = given
-        if pid is None and isinstance(ids, list | tuple) and n < len(ids) and ids[n] is not None:
-            pid = str(ids[n])
-        if pid is None and callable(ids):
-            got = [ids(v) for v in vals]
-            pid = "-".join(g if g is not None else _idval(v, k, n) for g, v, k in zip(got, vals, names, strict=False))
-        if pid is None:
-            pid = "-".join(_idval(v, k, n) for v, k in zip(vals, names, strict=False))
-        out.append((pid, dict(zip(names, vals, strict=False)), xfail))
-    seen = [p for p, _, _ in out]
-    if len(set(seen)) < len(seen):  # pytest makes repeated ids unique with a counter
-        counts: dict[str, int] = {}
-        fixed = []
-        for pid, args, xf in out:
-            if seen.count(pid) > 1:
-                counts[pid] = counts.get(pid, -1) + 1
-                pid = f"{pid}{counts[pid]}"
-            fixed.append((pid, args, xf))
-        out = fixed
-    return out
-
-
-def _idval(value: Any, argname: str, n: int) -> str:
-    if isinstance(value, str):
-        return value.encode("unicode_escape").decode("ascii") if not value.isascii() else value
-    if value is None or isinstance(value, int | float | complex | bool):
-        return str(value)
-    if isinstance(value, type | type(len)) and hasattr(value, "__name__"):
-        return str(value.__name__)
-    return f"{argname}{n}"
 
 
 def type_name(exc_type: type) -> str:

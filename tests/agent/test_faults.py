@@ -22,13 +22,14 @@ from patcher.sandbox import LocalSandbox, diff_of
 from patcher.testing import NULL_FINISH, Step, delay, http_error, reply
 from patcher.trace import Trace, read_events
 from sandbox.protocol import Request, ToolResult
-from tests.support.agent import TASK, Run, calls_in, reads
+from tests.support.agent import TASK, Run, calls_in, done, reads
 
 
 @pytest.mark.parametrize("finish", ["stop", NULL_FINISH], ids=["stop", "null"])
 def test_a_finished_reply_that_carries_tool_calls_runs_them(run_agent: Callable[..., Run], finish: str) -> None:
-    r = run_agent([reply(None, [("read_file", {"path": "shop.py"}), ("git_diff", {})], finish), reply("done")])
-    assert (r.result.reason, r.result.stops, r.result.tool_calls) == ("finished", ["wants_tool", "finished"], 2)
+    r = run_agent([reply(None, [("read_file", {"path": "shop.py"}), ("git_diff", {})], finish), *done()])
+    assert (r.result.reason, r.result.tool_calls) == ("finished", 2)
+    assert r.result.stops == ["wants_tool", "finished", "finished"]
     assert [m["tool_call_id"] for m in r.tool_messages(1)] == ["call_1", "call_2"]
     assert r.of_type("model_call")[0]["stop_raw"] == (None if finish == NULL_FINISH else "stop")
 
@@ -56,13 +57,13 @@ def test_every_request_carries_max_tokens_and_a_timeout(run_agent: Callable[...,
 
 
 def test_max_completion_tokens_is_sent_when_configured(run_agent: Callable[..., Run]) -> None:
-    r = run_agent([*reads(1), reply("done")], max_tokens=555, max_tokens_param="max_completion_tokens")
-    assert [(req.get("max_tokens"), req["max_completion_tokens"]) for req in r.requests] == [(None, 555)] * 2
+    r = run_agent([*reads(1), *done()], max_tokens=555, max_tokens_param="max_completion_tokens")
+    assert [(req.get("max_tokens"), req["max_completion_tokens"]) for req in r.requests] == [(None, 555)] * 3
 
 
 def test_rate_limits_are_retried_inside_a_run(run_agent: Callable[..., Run]) -> None:
-    r = run_agent([http_error(429, retry_after=0), http_error(503), reply("done")])
-    assert r.result.reason == "finished" and len(r.requests) == 3
+    r = run_agent([http_error(429, retry_after=0), http_error(503), *done()])
+    assert r.result.reason == "finished" and len(r.requests) == 4
     assert r.of_type("model_call")[0]["attempts"] == 3
 
 
@@ -147,6 +148,6 @@ def test_events_are_written_as_they_happen(run_agent: Callable[..., Run], tmp_pa
         seen.append([e["type"] for e in read_events(tmp_path / "trace.jsonl")])
         return reply("done")
 
-    r = run_agent([*reads(1), look])
+    r = run_agent([*reads(1), look, reply("done")])
     assert r.result.reason == "finished"
     assert seen == [["model_call", "tool_call"]]  # on disk while the model was still being asked

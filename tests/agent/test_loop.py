@@ -19,7 +19,7 @@ from patcher.model import estimate_tokens
 from patcher.sandbox import diff_of
 from patcher.testing import Step, content_filter, cut_off, delay, http_error, malformed_args, reply
 from sandbox.protocol import MODEL_TOOLS
-from tests.support.agent import KEY, SOURCE, TASK, Run, calls_in, reads
+from tests.support.agent import KEY, SOURCE, TASK, Run, calls_in, done, reads
 
 # dispatch
 
@@ -27,8 +27,8 @@ from tests.support.agent import KEY, SOURCE, TASK, Run, calls_in, reads
 def test_three_tool_calls_all_run_in_order_with_matching_ids(run_agent: Callable[..., Run]) -> None:
     r = run_agent([reply("Looking.", [("read_file", {"path": "shop.py"}), ("search_code", {"pattern": "price"}),
                                       ("git_diff", {})]),
-                   reply("Nothing to fix.")])
-    assert (r.result.reason, r.result.rounds, r.result.tool_calls) == ("finished", 2, 3)
+                   *done("Nothing to fix.")])
+    assert (r.result.reason, r.result.rounds, r.result.tool_calls) == ("finished", 3, 3)
     messages = r.requests[1]["messages"]
     assert [c["id"] for c in messages[-4]["tool_calls"]] == ["call_1", "call_2", "call_3"]
     results = messages[-3:]
@@ -76,12 +76,12 @@ def test_wrong_argument_names_are_named(run_agent: Callable[..., Run]) -> None:
     'Let me look. <tool_call>{"name": "read_file", "arguments": {"path": "shop.py"}}</tool_call>'],
     ids=["fenced", "tagged_after_prose"])
 def test_tool_calls_written_in_content_are_run(run_agent: Callable[..., Run], content: str) -> None:
-    r = run_agent([reply(content), reply("ok")])
+    r = run_agent([reply(content), *done("ok")])
     assert (r.result.reason, r.result.tool_calls) == ("finished", 1)
     assert calls_in(r.requests[1]) == [("read_file", {"path": "shop.py"})]
     [result] = r.tool_messages(1)
     assert result["tool_call_id"] == "content_r1_1" and "1\tdef total(items):" in result["content"]
-    [model_call, _] = r.of_type("model_call")
+    [model_call, _, _] = r.of_type("model_call")
     assert model_call["calls_in_content"] and model_call["tool_calls"][0]["name"] == "read_file"
 
 
@@ -126,7 +126,7 @@ def test_same_call_with_argument_keys_reordered_is_still_a_repeat(run_agent: Cal
 
 def test_polling_a_changing_result_is_not_a_repeat(run_agent: Callable[..., Run]) -> None:
     poll = reply(None, [("run_test", {"command": 'python -c "import time; print(time.time_ns())"'})])
-    r = run_agent([poll] * 4 + [reply("done")], Limits(max_rounds=10, repeat_limit=3))
+    r = run_agent([poll] * 4 + done(), Limits(max_rounds=10, repeat_limit=3))
     assert (r.result.reason, r.result.tool_calls) == ("finished", 4)
     assert len({e["result"] for e in r.of_type("tool_call")}) == 4
 
@@ -145,7 +145,7 @@ def test_a_result_that_differs_only_in_timing_is_still_a_repeat(run_agent: Calla
 
 def test_the_last_allowed_repeat_says_so_before_the_guard_stops_the_next(run_agent: Callable[..., Run]) -> None:
     same = reply(None, [("run_test", {"command": TIMED})])
-    r = run_agent([same, same, reply("done")], Limits(max_rounds=10, repeat_limit=3))
+    r = run_agent([same, same, *done()], Limits(max_rounds=10, repeat_limit=3))
     assert r.result.reason == "finished"
     first, second = r.tool_messages(2)
     assert "same as last time" not in first["content"]
@@ -181,8 +181,8 @@ def test_cost_limit_priced_by_the_model_the_server_names(run_agent: Callable[...
 
 
 def test_unknown_price_counts_tokens_and_reports_cost_unknown(run_agent: Callable[..., Run]) -> None:
-    r = run_agent([reply("done", usage=(10, 2))], Limits(max_cost_usd=0.01))
-    assert (r.result.reason, r.result.tokens_in, r.result.tokens_out, r.result.cost_usd) == ("finished", 10, 2, None)
+    r = run_agent([reply("done", usage=(10, 2))] * 2, Limits(max_cost_usd=0.01))
+    assert (r.result.reason, r.result.tokens_in, r.result.tokens_out, r.result.cost_usd) == ("finished", 20, 4, None)
 
 
 def test_wall_clock_limit(run_agent: Callable[..., Run]) -> None:
@@ -196,9 +196,9 @@ def test_wall_clock_limit(run_agent: Callable[..., Run]) -> None:
 
 
 def test_three_500s_then_success_is_retried(run_agent: Callable[..., Run]) -> None:
-    r = run_agent([http_error(500)] * 3 + [reply("done")])
-    assert r.result.reason == "finished" and len(r.requests) == 4
-    [event] = r.of_type("model_call")
+    r = run_agent([http_error(500)] * 3 + done())
+    assert r.result.reason == "finished" and len(r.requests) == 5
+    [event, _] = r.of_type("model_call")
     assert event["attempts"] == 4
 
 
@@ -237,14 +237,14 @@ def test_blocked_or_unknown_stop_runs_nothing_and_is_a_model_error(
 
 def test_prompt_stays_under_budget_over_40_rounds_with_the_goal_first(run_agent: Callable[..., Run]) -> None:
     budget = 6_000
-    r = run_agent([*reads(40), reply("done")], Limits(max_rounds=50, context_tokens=budget))
-    assert (r.result.reason, r.result.rounds) == ("finished", 41)
+    r = run_agent([*reads(40), *done()], Limits(max_rounds=50, context_tokens=budget))
+    assert (r.result.reason, r.result.rounds) == ("finished", 42)
     first = r.requests[0]["messages"][:2]
     assert first[1]["content"] == TASK and first[0]["role"] == "system"
     sizes = [prompt_tokens(req) for req in r.requests]
     assert all(req["messages"][:2] == first for req in r.requests)
     assert min(sizes[1:]) > budget // 2 and max(sizes) <= budget  # a file read costs about half the budget
-    last = r.requests[-1]["messages"]
+    last = r.requests[40]["messages"]  # after the 40th read (the one after it carries the finish's note)
     assert any("[elided to stay within the context budget" in str(m["content"]) for m in last)
     assert last[-1]["role"] == "tool" and "[elided" not in last[-1]["content"]
 

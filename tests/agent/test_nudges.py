@@ -1,6 +1,7 @@
 """The notes a small model gets before its first edit, over real HTTP (real openai client, ScriptedModelServer)
-and real tools (LocalSandbox): the nudge that answers a give_up once, and the note on a corrected function
-written in prose. Each test reads what the model server received and the trace written."""
+and real tools (LocalSandbox): the nudge that answers a give_up once (and a turn ended in prose before any
+edit), and the note on a corrected function written in prose. Each test reads what the model server received
+and the trace written."""
 
 from __future__ import annotations
 
@@ -157,9 +158,10 @@ def test_a_corrected_function_in_prose_gets_one_note_on_applying_it(run_agent: C
     assert "+    return sum(i.get('price', 0) for i in items)" in diff_of(r.agent.box)
 
 
-def test_prose_code_twice_is_noted_once_and_then_finishes(run_agent: Callable[..., Run]) -> None:
-    r = run_agent([reply(PROSE), reply(PROSE)])
-    assert (r.result.reason, r.result.rounds) == ("finished", 2) and len(r.of_type("nudge")) == 1
+def test_prose_code_twice_is_noted_once_then_answered_as_a_finish(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([reply(PROSE), reply(PROSE), reply(PROSE)])
+    assert (r.result.reason, r.result.rounds) == ("finished", 3)
+    assert [n["kind"] for n in r.of_type("nudge")] == ["prose_code", "finished"]
 
 
 def test_prose_code_after_an_edit_is_a_summary(run_agent: Callable[..., Run]) -> None:
@@ -167,9 +169,72 @@ def test_prose_code_after_an_edit_is_a_summary(run_agent: Callable[..., Run]) ->
     assert (r.result.reason, r.result.rounds) == ("finished", 2) and not r.of_type("nudge")
 
 
-def test_a_plain_summary_finishes_without_a_note(run_agent: Callable[..., Run]) -> None:
-    r = run_agent([reply("I could not find the bug. ```text\nno code here\n```")], briefing=None)
-    assert (r.result.reason, r.result.rounds) == ("finished", 1) and not r.of_type("nudge")
+def test_a_corrected_function_shown_beside_a_test_run_gets_the_note_after_the_results(
+        run_agent: Callable[..., Run]) -> None:
+    test = ("run_test", {"command": "python -m pytest -q tests"})
+    r = run_agent([reply(PROSE, [test]), reply(PROSE, [test]), reply(None, [EDIT]), reply("Applied.")])
+    assert (r.result.reason, r.result.rounds) == ("finished", 4)
+    after_first = r.server.chat_requests[1]["messages"]
+    assert [m["role"] for m in after_first[-2:]] == ["tool", "user"]
+    assert "corrected code for total" in after_first[-1]["content"]
+    assert r.server.chat_requests[2]["messages"][-1]["role"] == "tool"  # given once: the second reply gets none
+    assert [(n["kind"], n["round"]) for n in r.of_type("nudge")] == [("prose_code", 1)]
+
+
+def test_code_shown_beside_an_edit_gets_no_note(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([reply(PROSE, [EDIT]), reply("Applied.")])
+    assert (r.result.reason, r.result.rounds) == ("finished", 2) and not r.of_type("nudge")
+
+
+def test_an_empty_finish_is_answered_without_quoting_nothing(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([reply(""), reply(None, [EDIT]), reply("Fixed.")])
+    text = r.last_message(1)["content"]
+    assert text.startswith("You ended your turn without changing any file") and "What you wrote" not in text
+
+
+GAVE_UP_IN_PROSE = "I have to give_up with the reason: the crash cannot be fixed without changing the tests."
+
+
+def test_a_finish_in_prose_before_any_edit_is_answered_like_a_give_up(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([reply(GAVE_UP_IN_PROSE), reply(None, [EDIT]), reply("Fixed.")])
+    assert (r.result.reason, r.result.rounds, r.result.final_text) == ("finished", 3, "Fixed.")
+    note = r.last_message(1)
+    assert note["role"] == "user" and note["content"].startswith("You ended your turn without changing any file")
+    text = note["content"]
+    assert GAVE_UP_IN_PROSE in text and "KeyError: 'price'\n1 failed" in text
+    assert "- shop.py:2: return sum(i['price'] for i in items)" in text and "smallest edit" in text
+    assert "call give_up with the reason" in text and "give_up again" not in text
+    [nudge] = r.of_type("nudge")
+    assert (nudge["kind"], nudge["round"], nudge["call_id"]) == ("finished", 1, None)
+    assert r.agent.messages[2]["content"] == GAVE_UP_IN_PROSE  # the prose stays in the history
+    assert analyze(r.events).nudges == [{"round": 1, "kind": "finished"}]
+
+
+def test_a_second_finish_without_an_edit_ends_the_run(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([reply("I could not find the bug. ```text\nno code here\n```"), reply("Still nothing.")],
+                  briefing=None)
+    assert (r.result.reason, r.result.rounds, r.result.final_text) == ("finished", 2, "Still nothing.")
+    assert [n["kind"] for n in r.of_type("nudge")] == ["finished"] and r.server.remaining == 0
+
+
+@pytest.mark.parametrize("order", ["finish_then_give_up", "give_up_then_finish"])
+def test_a_finish_and_a_give_up_share_the_one_note(run_agent: Callable[..., Run], order: str) -> None:
+    ends = [reply(GAVE_UP_IN_PROSE), reply(None, [GIVE_UP])]
+    r = run_agent(ends if order == "finish_then_give_up" else ends[::-1])
+    assert r.result.reason == ("gave_up" if order == "finish_then_give_up" else "finished")
+    assert r.result.rounds == 2 and len(r.of_type("nudge")) == 1
+
+
+def test_a_long_finish_is_quoted_short(run_agent: Callable[..., Run]) -> None:
+    essay = "I looked at everything. " * 200
+    r = run_agent([reply(essay), reply("ok")])
+    [nudge] = r.of_type("nudge")
+    assert len(nudge["note"]) < 1500 and nudge["note"].count("I looked at everything.") < 30
+
+
+def test_a_finish_after_an_edit_ends_the_run_without_a_note(run_agent: Callable[..., Run]) -> None:
+    r = run_agent([reply(None, [EDIT]), reply("Fixed: the sum skips items without a price.")])
+    assert (r.result.reason, r.result.rounds) == ("finished", 2) and not r.of_type("nudge")
 
 
 @pytest.mark.parametrize(("text", "names"), [

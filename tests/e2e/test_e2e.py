@@ -126,9 +126,10 @@ def test_e_a_process_that_exits_0_without_running_tests_is_not_verified(
 
 
 def test_f_no_change_is_no_change(repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
-    result, _ = run(repo, pytest_traceback, [reply("I could not find the bug.")], sandbox_image, tmp_path)
+    # the first finish before any edit is answered once with a note to try; the second one ends the run
+    result, _ = run(repo, pytest_traceback, [reply("I could not find the bug.")] * 2, sandbox_image, tmp_path)
     assert (result.status, result.reason, result.exit_code) == ("not_verified", "no_change", 1)
-    assert result.agent.rounds == 1
+    assert result.agent.rounds == 2
 
 
 def test_g_a_traceback_that_does_not_reproduce_spends_no_agent_time(

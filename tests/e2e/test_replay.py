@@ -126,34 +126,39 @@ def test_a_moved_checkout_replays_with_repo(recorded: dict[str, Path], tmp_path:
     assert json.loads(Path(report.trace or "").read_text().splitlines()[0])["repo"] == str(moved)
 
 
-@pytest.fixture(scope="module")
-def nudged(tmp_path_factory: pytest.TempPathFactory, sandbox_image: str) -> dict[str, Path]:
-    """A run where the agent gave up before any edit, was nudged, and then fixed it: recorded."""
+GIVE_UP_FIRST = reply(None, [("give_up", {"reason": "the range goes one past the list; cannot fix without the tests"})])
+PROSE_FIRST = reply("The range goes one past the list. I would give_up: it cannot be fixed without the tests.")
+
+
+@pytest.fixture(scope="module", params=["give_up", "finished"])
+def nudged(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+           sandbox_image: str) -> dict[str, Any]:
+    """A run where the agent gave up before any edit (by the tool, or in prose), was nudged, then fixed it."""
     where = tmp_path_factory.mktemp("nudged")
     repo = make_repo(where / "shop", FILES)
-    give_up = ("give_up", {"reason": "the range goes one past the list; cannot fix without the tests"})
-    with ScriptedModelServer([reply(None, [give_up]), reply(None, [FIX]), reply("Fixed the bound.")]) as srv:
+    first = GIVE_UP_FIRST if request.param == "give_up" else PROSE_FIRST
+    with ScriptedModelServer([first, reply(None, [FIX]), reply("Fixed the bound.")]) as srv:
         spec = JobSpec(repo=str(repo), traceback=PRODUCTION_TB, test_command=REPRO, model=srv.model_config(),
                        engine="agent", sandbox=SandboxConfig(image=sandbox_image), trace_dir=where / "runs")
         result = run_job(spec)
     assert (result.status, result.reason, result.agent.rounds) == ("verified", "verified", 3), result.message
-    return {"repo": repo, "trace": Path(result.trace or "")}
+    return {"repo": repo, "trace": Path(result.trace or ""), "kind": request.param}
 
 
 @pytest.mark.docker
-def test_a_nudged_run_replays_with_its_nudge(nudged: dict[str, Path], tmp_path: Path) -> None:
+def test_a_nudged_run_replays_with_its_nudge(nudged: dict[str, Any], tmp_path: Path) -> None:
     from patcher.replay import replay
 
     [note] = [e for e in read_events(nudged["trace"]) if e["type"] == "nudge"]
-    assert (note["kind"], note["round"]) == ("give_up", 1) and "shop/pagination.py:" in note["note"]
+    assert (note["kind"], note["round"]) == (nudged["kind"], 1) and "shop/pagination.py:" in note["note"]
     report = replay(nudged["trace"], trace_dir=tmp_path / "runs")
     assert report.reproduced and report.exit_code == 0, report.render()
-    assert report.got_nudges == report.expected_nudges == [(1, "give_up")]
+    assert report.got_nudges == report.expected_nudges == [(1, nudged["kind"])]
     assert report.got_ending == ("verified", "verified")
 
 
 @pytest.mark.docker
-def test_a_trace_whose_nudge_is_missing_diverges_at_the_notes(nudged: dict[str, Path], tmp_path: Path) -> None:
+def test_a_trace_whose_nudge_is_missing_diverges_at_the_notes(nudged: dict[str, Any], tmp_path: Path) -> None:
     from patcher.replay import replay
 
     lines = nudged["trace"].read_text().splitlines()
@@ -161,7 +166,7 @@ def test_a_trace_whose_nudge_is_missing_diverges_at_the_notes(nudged: dict[str, 
     edited.write_text("".join(line + "\n" for line in lines if '"type": "nudge"' not in line))
     report = replay(edited, trace_dir=tmp_path / "runs")
     assert report.divergence == {"round": 1, "what": "the loop's notes", "expected": "no notes",
-                                 "got": "give_up in round 1"}
+                                 "got": f"{nudged['kind']} in round 1"}
     assert report.exit_code == 1 and "diverged at round 1 (the loop's notes)" in report.render()
 
 

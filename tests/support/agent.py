@@ -106,5 +106,11 @@ def calls_in(request: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in last["tool_calls"]]
 
 
+def done(text: str = "done") -> list[Step]:
+    """The replies that end a run which changed no file: the first is answered once with the note a give-up
+    before any edit gets (the `nudge` event, kind `finished`), the second ends the run `finished`."""
+    return [reply(text), reply(text)]
+
+
 def reads(n: int) -> list[Step]:
     return [reply(None, [("read_file", {"path": "big.py", "start_line": i + 1})]) for i in range(n)]

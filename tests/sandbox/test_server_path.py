@@ -49,3 +49,23 @@ def test_pth_files_give_their_directories_and_never_run(tmp_path: Path) -> None:
                                     f"import\tos; open({str(marker)!r}, 'w')\n")
     assert _pth_dirs(str(tmp_path / "x.pth"), str(tmp_path)) == [str(tmp_path / "extra")]
     assert not marker.exists()
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
+def test_the_modules_list_is_the_images_asked_once(tmp_path: Path, sandbox_image: str,
+                                                   docker_client: docker.DockerClient) -> None:
+    """The list depends on the image alone (the server reads only its site directories), so a job's second
+    box of the same image gets the first answer (its server is not asked: the same duration comes back)."""
+    one = stage_repo(str(make_repo(tmp_path / "one", {"a.py": "x = 1\n"})))
+    two = stage_repo(str(make_repo(tmp_path / "two", {"csv.py": PLANT.format(marker="RAN-csv")})))
+    try:
+        answers = []
+        for staged in (one, two):
+            with DockerSandbox(staged, config(sandbox_image), client=docker_client) as box:
+                answers.append(box.call(ModulesRequest()))
+        assert answers[0].data == answers[1].data and answers[0].duration_ms == answers[1].duration_ms
+        assert answers[1] is not answers[0]
+    finally:
+        one.cleanup()
+        two.cleanup()

@@ -17,11 +17,10 @@ import secrets
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 
 from sandbox.evidence import Evidence
 from sandbox.protocol import ToolResult
-from sandbox.runner import HeadTail, _summary, drain, kill_group, sweep
+from sandbox.runner import HeadTail, finish
 
 JUDGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge", "patcher_judge.py")
 
@@ -77,13 +76,4 @@ def _run(argv: list[str], home: str, channel: Evidence, sweep_mode: str, deadlin
                                 stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(rec_w,))
     except OSError as e:
         return ToolResult.error(f"could not start the second judge: {e}")
-    channel.started()
-    more: dict[int, Callable[[bytes], None]] = {channel.read_fd: channel.add}
-    with proc:
-        timed_out = drain(proc, capture.add, deadline_at, more)
-        kill_group(proc)
-        proc.wait()
-    swept = sweep(sweep_mode)
-    return ToolResult(is_error=timed_out, output=_summary(proc.returncode, timed_out, swept, capture),
-                      exit_code=proc.returncode, truncated_bytes=capture.dropped, timed_out=timed_out,
-                      data={"evidence": channel.result()})
+    return finish(proc, channel, capture, sweep_mode, deadline_at)

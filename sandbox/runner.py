@@ -249,6 +249,13 @@ def _run(argv: list[str], repo: str, channel: Evidence | None, capture: HeadTail
     except OSError as e:
         return ToolResult.error(f"could not start {argv[0]!r}: {e}; check that it is installed in the "
                                 "environment (retrying the same command will not help)")
+    return finish(proc, channel, capture, sweep_mode, deadline_at)
+
+
+def finish(proc: subprocess.Popen[bytes], channel: Evidence | None, capture: HeadTail, sweep_mode: str,
+           deadline_at: float) -> ToolResult:
+    """Reads the run's output (and its evidence records) until it exits or the deadline passes, then kills
+    what it left behind: the result the model and the host see."""
     more: dict[int, Callable[[bytes], None]] = {}
     if channel:
         channel.started()

@@ -149,14 +149,10 @@ def _values(expr: ast.expr) -> list[ast.expr]:
     return [expr]
 
 
-def named_bindings(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
-    if isinstance(node, ast.Assign):
-        return [(t, node.value) for t in node.targets]
-    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value is not None:
-        return [(node.target, node.value)]
-    if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-        return [(node.target, node.iter)]
-    return []
+def named_bindings(node: ast.AST) -> list[tuple[ast.AST, ast.expr]]:
+    """The (target, value) pairs of an assignment or a loop: a parameter's default and a `with`'s context
+    manager are not data a name holds."""
+    return [] if isinstance(node, ast.With | ast.AsyncWith | ast.arguments) else _bindings(node)
 
 
 def computed_families(tree: ast.Module) -> set[str]:

@@ -7,19 +7,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from patcher.agent import Agent, AgentResult, Briefing, Limits
+from patcher.agent import Briefing, Limits
 from patcher.agent.nudges import defined_functions
 from patcher.intake import StagedRepo, stage_repo
-from patcher.model import OpenAIModel
-from patcher.sandbox import LocalSandbox, diff_of
-from patcher.testing import ScriptedModelServer, Step, reply
-from patcher.trace import Trace, analyze, read_events, render
+from patcher.sandbox import diff_of
+from patcher.testing import Step, reply
+from patcher.trace import analyze, render
+from tests.support.agent import Run
 from tests.support.helpers import make_repo
 
 SOURCE = "def total(items):\n    return sum(i['price'] for i in items)\n"
@@ -35,6 +32,7 @@ PROSE = ("The bug is the missing key. Here is the corrected function:\n\n```pyth
 
 @pytest.fixture(scope="module")
 def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StagedRepo]:
+    """A shop whose test calls the function (the agent tests' shared one only passes)."""
     repo = make_repo(tmp_path_factory.mktemp("nudges") / "shop", {
         "shop.py": SOURCE, "tests/test_shop.py": "from shop import total\n\n\ndef test_total():\n"
                                                   "    assert total([{'price': 2}, {}]) == 2\n"})
@@ -43,41 +41,13 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StagedRepo]:
     s.cleanup()
 
 
-@dataclass
-class Run:
-    result: AgentResult
-    agent: Agent
-    server: ScriptedModelServer
-    trace_path: Path
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        return read_events(self.trace_path)
-
-    def of_type(self, kind: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e["type"] == kind]
-
-    def last_message(self, request: int) -> dict[str, Any]:
-        return self.server.chat_requests[request]["messages"][-1]
-
-
 @pytest.fixture
-def run_agent(staged: StagedRepo, tmp_path: Path) -> Iterator[Callable[..., Run]]:
-    opened: list[Any] = []
-
+def run_agent(run_agent: Callable[..., Run]) -> Callable[..., Run]:
+    """The shared run, with this module's briefing (what the task showed) and a round limit of 8."""
     def run(steps: list[Step], briefing: Briefing | None = BRIEFING) -> Run:
-        server = ScriptedModelServer(steps).start()
-        box = LocalSandbox(staged)
-        model = OpenAIModel(server.model_config())
-        trace = Trace(tmp_path / "trace.jsonl", "nudge-test")
-        opened.extend([trace, model, box, server])
-        agent = Agent(model, box, trace, Limits(max_rounds=8))
-        return Run(agent.run("Fix the crash: KeyError: 'price' in shop.py, line 2", briefing), agent, server,
-                   tmp_path / "trace.jsonl")
-
-    yield run
-    for thing in opened:
-        thing.close()
+        return run_agent(steps, Limits(max_rounds=8), task="Fix the crash: KeyError: 'price' in shop.py, line 2",
+                         briefing=briefing)
+    return run
 
 
 def test_a_give_up_before_any_edit_is_answered_once_with_what_is_known(run_agent: Callable[..., Run]) -> None:

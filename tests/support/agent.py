@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from patcher.agent import Agent, AgentResult, Limits, prompts
+from patcher.agent import Agent, AgentResult, Briefing, Limits, prompts
 from patcher.intake import StagedRepo, stage_repo
 from patcher.model import OpenAIModel
 from patcher.sandbox import LocalSandbox, Sandbox
@@ -65,6 +65,9 @@ class Run:
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == kind]
 
+    def last_message(self, request: int) -> dict[str, Any]:
+        return self.requests[request]["messages"][-1]
+
     def tool_messages(self, request: int) -> list[dict[str, Any]]:
         return [m for m in self.requests[request]["messages"] if m["role"] == "tool"]
 
@@ -74,7 +77,7 @@ def run_agent(staged: StagedRepo, tmp_path: Path) -> Iterator[Callable[..., Run]
     opened: list[Any] = []
 
     def run(steps: list[Step], limits: Limits | None = None, wrap: Callable[[LocalSandbox], Sandbox] = lambda b: b,
-            **config: Any) -> Run:
+            task: str = TASK, briefing: Briefing | None = None, **config: Any) -> Run:
         server = ScriptedModelServer(steps, api_key=KEY).start()
         box = wrap(LocalSandbox(staged))
         model = OpenAIModel(server.model_config(**config))
@@ -82,7 +85,7 @@ def run_agent(staged: StagedRepo, tmp_path: Path) -> Iterator[Callable[..., Run]
         trace = Trace(trace_path, "run-agent-test", Redactor([KEY]))
         opened.extend([trace, model, box, server])
         agent = Agent(model, box, trace, limits or Limits())
-        result = agent.run(TASK)
+        result = agent.run(task, briefing)
         assert_history_whole(agent.messages)
         return Run(result, agent, server, box, trace_path)
 

@@ -245,8 +245,8 @@ def test_prompt_stays_under_budget_over_40_rounds_with_the_goal_first(run_agent:
     assert all(req["messages"][:2] == first for req in r.requests)
     assert min(sizes[1:]) > budget // 2 and max(sizes) <= budget  # a file read costs about half the budget
     last = r.requests[40]["messages"]  # after the 40th read (the one after it carries the finish's note)
-    assert any(str(m["content"]).startswith(("[elided to stay within the context budget", "[earlier rounds were dropped"))
-               for m in last), [str(m["content"])[:60] for m in last]
+    markers = ("[elided to stay within the context budget", "[earlier rounds were dropped")
+    assert any(str(m["content"]).startswith(markers) for m in last), [str(m["content"])[:60] for m in last]
     assert last[-1]["role"] == "tool" and "[elided" not in last[-1]["content"]
 
 

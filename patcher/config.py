@@ -34,6 +34,9 @@ class SandboxConfig(BaseModel):
     workspace_mb: int = Field(768, description="Size of the tmpfs workspace; counts against memory_mb.")
     tmp_mb: int = Field(256, description="Size of the /tmp tmpfs.")
     cpus: float = Field(1.0, description="CPU limit (nano_cpus).")
+    cpu_shares: int | None = Field(None, ge=2, description="Relative CPU weight when CPUs are contended (Docker's "
+                                   "cpu_shares, 1024 by default); the template search's boxes in auto mode get a "
+                                   "low one, so they never slow the agent's runs.")
     pids: int = Field(256, description="Most processes and threads the container may hold.")
     nofile: int = Field(1024, description="Open-file limit per process.")
     log_max: str = Field("1m", description="Cap on the json-file log of the container.")

@@ -36,6 +36,9 @@ class EngineContext:
 
 
 Releasable = list[StagedRepo | BoxPool]
+JOB_SPARES = 2
+"""Boxes of the job's config kept started ahead: the agent's and the verification's are both ready by the
+time the baseline ends, even when the agent's edit takes no time."""
 """What a job must release at its end: the staging copy (always first), the pool of spare boxes."""
 
 
@@ -70,7 +73,7 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
 
     pool = BoxPool(client)  # the next box starts while this one works: baseline, agent, verification
     held.append(pool)
-    pool.warm(cfg)
+    pool.warm(cfg, JOB_SPARES)
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
     job = Job(staged, DockerBoxes(cfg, client, pool, stopper), suite_command, repro, exc_type, site, parsed,
               traceback, cfg.image, client)

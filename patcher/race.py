@@ -2,8 +2,9 @@
 
 A Side's Stopper is a child of the job's (a cancelled job stops both sides), and `stop()` stops this side
 alone: its boxes are killed at once, so whatever blocks on them fails within moments, and its ending is
-then `stopped`, never a verdict. `cpus` bounds the side's boxes (Docker's nano_cpus): the template search
-works beside the agent on a share of the job's CPU, not the agent's own.
+then `stopped`, never a verdict. `cpus` bounds the side's boxes (Docker's nano_cpus, and a low cpu_shares
+weight): the template search works beside the agent on a share of the job's CPU, and on none of what the
+agent's own runs (its verification) need.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from patcher.stopper import Stopper
 from patcher.verify import Job
 
 T = TypeVar("T")
+LOW_SHARES = 64
+"""A bounded side's CPU weight (Docker's default is 1024): beside the agent's runs it gets a sixteenth of the
+CPU they contend for, and all of what they leave idle."""
 
 
 class Side(Generic[T]):
@@ -77,7 +81,7 @@ def _boxes(boxes: OpenBox, stopper: Stopper, cpus: float | None) -> OpenBox:
     """The job's box factory, its boxes also watched by this side's stopper (and bounded to `cpus`)."""
     if isinstance(boxes, DockerBoxes):
         cfg = boxes.config if cpus is None else boxes.config.model_copy(
-            update={"cpus": min(cpus, boxes.config.cpus)})
+            update={"cpus": min(cpus, boxes.config.cpus), "cpu_shares": LOW_SHARES})
         boxes.pool.warm(cfg)
         return replace(boxes, config=cfg, stopper=stopper)  # the side's stopper is the job's child
 

@@ -1,5 +1,9 @@
-"""The resident tool server: `python3 -m sandbox.server --repo PATH [--base COMMIT] [--report-dir DIR]
+"""The resident tool server: `python3 -S -P -m sandbox.server --repo PATH [--base COMMIT] [--report-dir DIR]
 [--sweep uid|group]`.
+
+-S and -P because this process holds the signing key: no code of the repository (its directory is the
+working directory, which -m would put first on sys.path, ahead of the standard library) and none of
+what the environment installed (a .pth file's `import` lines) may ever run in it. Both also start it faster.
 
 Speaks protocol.py's JSON lines on stdin/stdout: a hello carrying the signing key, then one signed
 result per request line. It never exits except at the end of stdin; every failure becomes a result.
@@ -17,7 +21,7 @@ from collections.abc import Callable
 from types import SimpleNamespace as Namespace
 from typing import Any, BinaryIO
 
-from sandbox import forks, judging, runner, tools
+from sandbox import runner, tools
 from sandbox.paths import ToolError
 from sandbox.protocol import (
     DEFAULT_ALLOWLIST,
@@ -54,10 +58,14 @@ def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> To
 
 
 def _check(ctx: tools.Context, req: CheckRequest, deadline_at: float) -> ToolResult:
+    from sandbox import forks  # on the first check: its socket import would slow every box's start
+
     return forks.check(req.command, ctx.allow, ctx.repo, ctx.sweep, deadline_at, start_only=req.start)
 
 
 def _judge(ctx: tools.Context, req: JudgeRequest, deadline_at: float) -> ToolResult:
+    from sandbox import judging  # on the first judge run, as forks
+
     return judging.judge(req.job, ctx.repo, ctx.sweep, deadline_at)
 
 
@@ -68,8 +76,39 @@ def _ping(ctx: tools.Context, req: PingRequest, deadline_at: float) -> ToolResul
 def _modules(ctx: tools.Context, req: ModulesRequest, deadline_at: float) -> ToolResult:
     import importlib.metadata  # here, not at start-up: it pulls in zipfile, email, csv... (a box starts faster)
 
-    names = sorted(n for n in importlib.metadata.packages_distributions() if n.isidentifier())
+    own = list(sys.path)
+    sys.path.extend(p for p in site_paths() if p not in own)  # read as data only, for the scan
+    try:
+        names = sorted(n for n in importlib.metadata.packages_distributions() if n.isidentifier())
+    finally:
+        sys.path[:] = own
     return ToolResult(is_error=False, output=f"{len(names)} top-level names", data={"modules": names})
+
+
+def site_paths() -> list[str]:
+    """The site directories a test interpreter gets, found without running `site`: the server runs with -S
+    (no .pth file's `import` line, which is code of whatever the environment installed, runs here) and -P
+    (the repository is not on its path); path lines of .pth files are read as the data they are."""
+    import site  # under -S this only defines the helpers; nothing is added to the path
+
+    dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    found = [d for d in dirs if os.path.isdir(d)]
+    for top in list(found):
+        for name in sorted(os.listdir(top)):
+            if name.endswith(".pth"):
+                found += _pth_dirs(os.path.join(top, name), top)
+    return list(dict.fromkeys(found))
+
+
+def _pth_dirs(pth: str, top: str) -> list[str]:
+    try:
+        with open(pth, encoding="utf-8", errors="replace") as f:
+            lines = [line.strip() for line in f]
+    except OSError:
+        return []
+    dirs = (os.path.normpath(os.path.join(top, line)) for line in lines
+            if line and not line.startswith(("#", "import ", "import\t")))
+    return [d for d in dirs if os.path.isdir(d)]
 
 
 HANDLERS: dict[type, Handler] = {

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
+import docker
 import pytest
 
 from patcher.errors import Cancelled, SandboxError
 from patcher.intake import stage_repo
-from patcher.race import Side
-from patcher.sandbox import LocalSandbox
+from patcher.race import LOW_SHARES, Side
+from patcher.sandbox import BoxPool, DockerBoxes, DockerSandbox, LocalSandbox
 from patcher.stopper import Stopper
 from patcher.verify import Job
 from sandbox.protocol import RunTestRequest
+from tests.support.boxes import config
 from tests.support.helpers import make_repo
 
 SLEEP = "python -c 'import time; time.sleep(20)'"
@@ -76,3 +79,26 @@ def test_a_side_stops_with_its_job() -> None:
     assert child.cancelled
     with pytest.raises(Cancelled):
         child.check()
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_bounded_sides_boxes_yield_the_cpu_to_the_jobs_own(tmp_path: Path, sandbox_image: str,
+                                                            docker_client: docker.DockerClient) -> None:
+    """Beside the agent, the template search's boxes are capped (nano_cpus) and weighted low (cpu_shares),
+    so under contention the agent's verification runs get the CPU; the job's own boxes keep the defaults."""
+    staged = stage_repo(str(make_repo(tmp_path / "r", {"a.py": "x = 1\n"})))
+    job = Job(staged, LocalSandbox, "python -m pytest -q")
+    try:
+        with BoxPool(docker_client) as pool:
+            boxes = DockerBoxes(config(sandbox_image), docker_client, pool, Stopper())
+            side: Side[None] = Side(replace(job, open_box=boxes), Stopper(), cpus=0.5)
+            got = {}
+            for name, opener in (("side", side.job.open_box), ("job", boxes)):
+                with opener(staged) as box:
+                    assert isinstance(box, DockerSandbox)
+                    host = docker_client.api.inspect_container(box.container.id)["HostConfig"]
+                    got[name] = (host["NanoCpus"], host["CpuShares"])
+    finally:
+        staged.cleanup()
+    assert got == {"side": (500_000_000, LOW_SHARES), "job": (1_000_000_000, 0)}

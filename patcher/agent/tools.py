@@ -41,7 +41,8 @@ TOOL_SCHEMAS = [
     _tool("run_test", "Run an allowed test command (python -m pytest …, pytest …, python -m unittest …, "
           "python -c …) without a shell; returns the exit code and output.", {"command": _STR}, ["command"]),
     _tool("give_up", "End the run without a fix and say why, when no change to the source code can fix the crash. "
-          "Try an edit first: verification judges it, so a wrong try is safe. An honest answer.",
+          "Try an edit first: verification judges it, so a wrong try is safe. An honest answer. It discards "
+          "your changes: when a change fixes the crash, reply with a summary instead.",
           {"reason": _STR}, ["reason"]),
 ]
 GIVE_UP = "give_up"

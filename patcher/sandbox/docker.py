@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import copy
+import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,7 +22,11 @@ from patcher.sandbox.channel import Channel
 from patcher.sandbox.client import docker_client
 from patcher.sandbox.pool import WORKSPACE, BoxPool, start_blank
 from patcher.stopper import Stopper
-from sandbox.protocol import REPORT_DIR, Request, ToolResult
+from sandbox.protocol import REPORT_DIR, ModulesRequest, Request, ToolResult
+
+_MODULES: dict[str, ToolResult] = {}
+"""ModulesRequest's answer by image id (an image never changes; a rebuilt tag is another id)."""
+_MODULES_LOCK = threading.Lock()
 
 
 def require_image(client: docker.DockerClient, image: str) -> None:
@@ -39,7 +46,10 @@ class _AttachStream:
         self.stderr = bytearray()
 
     def send(self, data: bytes) -> None:
-        self._sock.sendall(data)
+        try:
+            self._sock.sendall(data)
+        except OSError as e:  # shut by kill(), or the container is gone
+            raise SandboxError(f"the sandbox's stream is closed (the container was stopped): {e}") from e
 
     def recv(self, timeout: float) -> bytes:
         deadline = time.monotonic() + timeout
@@ -65,6 +75,11 @@ class _AttachStream:
                 return b""
             self._raw += chunk
 
+    def shutdown(self) -> None:
+        """Ends the stream both ways now: a recv blocked on it in another thread returns at once."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+
     def close(self) -> None:
         self._io.close()
         self._sock.close()
@@ -84,6 +99,7 @@ class DockerSandbox:
         self.container: Any = None
         self.volume: Any = None
         self._stream: _AttachStream | None = None
+        self._pool = pool
         self._broken = ""
         try:
             with ThreadPoolExecutor(max_workers=1) as builder:
@@ -108,6 +124,28 @@ class DockerSandbox:
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult:
         if self._broken:
             raise SandboxError(f"the sandbox was stopped earlier: {self._broken}")
+        if isinstance(request, ModulesRequest):
+            return self._modules(deadline_s)
+        return self._call(request, deadline_s)
+
+    def _modules(self, deadline_s: float | None) -> ToolResult:
+        """What the image has installed, asked once per image id: the server scans only the image's site
+        directories (it runs with -S -P), so the answer is the image's, whatever repo the box holds."""
+        try:
+            image_id = str(self.client.api.inspect_image(self.config.image)["Id"])
+        except docker.errors.APIError:
+            return self._call(ModulesRequest(), deadline_s)
+        with _MODULES_LOCK:
+            known = _MODULES.get(image_id)
+        if known is not None:
+            return copy.deepcopy(known)
+        got = self._call(ModulesRequest(), deadline_s)
+        if not got.is_error:
+            with _MODULES_LOCK:
+                _MODULES[image_id] = got
+        return got
+
+    def _call(self, request: Request, deadline_s: float | None) -> ToolResult:
         try:
             return self._channel.call(request, deadline_s or deadline_for(self.config, request))
         except SandboxError as e:
@@ -121,6 +159,36 @@ class DockerSandbox:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+        if self._pool is not None and self.container is not None:
+            self._pool.retire(_Remains(self.container, self.volume).remove)  # the pool's close waits for it
+            self.container = self.volume = None
+            return
+        _Remains(self.container, self.volume).remove()
+        self.container = self.volume = None
+
+    def kill(self) -> None:
+        stream = self._stream
+        if stream is not None:  # whatever waits on the box fails now, not once Docker has delivered the kill
+            stream.shutdown()
+        if self.container is not None:
+            with contextlib.suppress(Exception):  # already gone, or Docker busy: close() removes it anyway
+                self.container.kill()
+
+    def __enter__(self) -> DockerSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class _Remains:
+    """A closed box's container and volume, removed (force: killed first) by whoever calls remove()."""
+
+    container: Any
+    volume: Any
+
+    def remove(self) -> None:
         for thing in (self.container, self.volume):
             if thing is None:
                 continue
@@ -132,18 +200,6 @@ class DockerSandbox:
                 time.sleep(0.2)
                 with contextlib.suppress(docker.errors.APIError):
                     thing.remove(force=True)
-        self.container = self.volume = None
-
-    def kill(self) -> None:
-        if self.container is not None:
-            with contextlib.suppress(Exception):  # already gone, or Docker busy: close() removes it anyway
-                self.container.kill()
-
-    def __enter__(self) -> DockerSandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @dataclass(frozen=True)

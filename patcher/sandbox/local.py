@@ -11,9 +11,11 @@ import tempfile
 from pathlib import Path
 
 from patcher.config import SandboxConfig, allowlist_of
+from patcher.errors import SandboxError
 from patcher.intake import StagedRepo
 from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
+from patcher.sandbox.pool import SERVER_FLAGS
 from sandbox.protocol import Request, ToolResult
 
 
@@ -29,8 +31,8 @@ class LocalSandbox:
         shutil.copytree(staged.path, self.repo, symlinks=True)
         reports = self._dir / "reports"
         self.report_dir = str(reports)
-        cmd = [sys.executable, "-m", "sandbox.server", "--repo", str(self.repo), "--base", self.base_commit,
-               "--report-dir", str(reports), "--sweep", "group"]
+        cmd = [sys.executable, *SERVER_FLAGS, "-m", "sandbox.server", "--repo", str(self.repo),
+               "--base", self.base_commit, "--report-dir", str(reports), "--sweep", "group"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         assert self._proc.stdin and self._proc.stdout
@@ -43,8 +45,11 @@ class LocalSandbox:
             raise
 
     def _send(self, data: bytes) -> None:
-        self._stdin.write(data)
-        self._stdin.flush()
+        try:
+            self._stdin.write(data)
+            self._stdin.flush()
+        except OSError as e:  # killed before the call went out (a stopped side): as a Docker box says it
+            raise SandboxError(f"the tool server is gone: {e}") from e
 
     def _recv(self, timeout: float) -> bytes:
         ready, _, _ = select.select([self._stdout], [], [], timeout)

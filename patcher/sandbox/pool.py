@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,8 @@ from patcher.sandbox.hardening import hardened
 from patcher.sandbox.reaper import owner_labels
 
 WORKSPACE = "/workspace"
+SERVER_FLAGS = ("-S", "-P")
+"""No site (no .pth code of the environment) and no unsafe sys.path[0] (the repo) in the key holder."""
 
 
 @dataclass
@@ -72,33 +75,50 @@ def _create(client: docker.DockerClient, name: str, args: dict[str, Any]) -> Any
 
 
 def container_args(cfg: SandboxConfig, volume: str, labels: dict[str, str]) -> dict[str, Any]:
-    command = ["python3", "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo", "--sweep", "uid"]
+    command = ["python3", *SERVER_FLAGS, "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo", "--sweep", "uid"]
     return {**hardened(image=cfg.image, command=command, uid=cfg.uid, memory_mb=cfg.memory_mb, cpus=cfg.cpus,
-                       pids=cfg.pids, tmp_mb=cfg.tmp_mb, nofile=cfg.nofile, log_max=cfg.log_max, labels=labels,
+                       cpu_shares=cfg.cpu_shares, pids=cfg.pids, tmp_mb=cfg.tmp_mb, nofile=cfg.nofile,
+                       log_max=cfg.log_max, labels=labels,
                        working_dir=f"{WORKSPACE}/repo", volumes={volume: {"bind": WORKSPACE, "mode": "rw"}},
                        environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}),
             "stdin_open": True, "tty": False}  # the tool server's stdio is the attached socket
 
 
 class BoxPool:
-    """Keeps `spares` blanks per sandbox config; thread-safe; `close()` removes what was not taken."""
+    """Keeps `spares` blanks per sandbox config (or as many as `warm` asked for it); thread-safe; `close()`
+    removes what was not taken."""
 
     def __init__(self, client: docker.DockerClient, spares: int = 1) -> None:
         self.client, self.spares = client, spares
         self._lock = threading.Lock()
         self._waiting: dict[str, list[Future[Blank]]] = {}
-        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patcher-box-pool")
+        self._wanted: dict[str, int] = {}
+        # Two starters: in auto mode the template search's boxes (a config of their own) are started beside
+        # the agent's, and a verification box must not queue behind them.
+        self._starter = ThreadPoolExecutor(max_workers=2, thread_name_prefix="patcher-box-pool")
+        self._remover = ThreadPoolExecutor(max_workers=4, thread_name_prefix="patcher-box-remove")
+        self._removals: list[Future[None]] = []
         self._closed = False
 
-    def warm(self, cfg: SandboxConfig) -> None:
-        """Start spares for this config in the background (up to `spares` waiting)."""
+    def warm(self, cfg: SandboxConfig, spares: int | None = None) -> None:
+        """Start spares for this config in the background (up to `spares` waiting, the pool's number unless
+        given; a number given is kept for this config's refills)."""
         key = cfg.model_dump_json()
         with self._lock:
             if self._closed:
                 return
+            if spares is not None:
+                self._wanted[key] = spares
             queue = self._waiting.setdefault(key, [])
-            while len(queue) < self.spares:
-                queue.append(self._starter.submit(start_blank, self.client, cfg))
+            while len(queue) < self._wanted.get(key, self.spares):
+                queue.append(self._starter.submit(self._start_after, queue[-1] if queue else None, cfg))
+
+    def _start_after(self, ahead: Future[Blank] | None, cfg: SandboxConfig) -> Blank:
+        """A config's spares start one after the other: two at once would slow the one a job waits for."""
+        if ahead is not None:
+            with contextlib.suppress(Exception):
+                ahead.exception()  # waits for it to end, whatever the ending
+        return start_blank(self.client, cfg)
 
     def take(self, cfg: SandboxConfig) -> Blank | None:
         """A started blank for this config (waiting for one that is still starting), or None; refills."""
@@ -121,6 +141,15 @@ class BoxPool:
         blank.remove()  # it died while waiting (daemon restart, OOM): never hand out a broken box
         return None
 
+    def retire(self, remove: Callable[[], None]) -> None:
+        """Removes a used box in the background (a removal takes a Docker round trip of a few hundred ms that
+        the job need not wait for); close() waits for every one. After close, at once, here."""
+        with self._lock:
+            if not self._closed:
+                self._removals.append(self._remover.submit(remove))
+                return
+        remove()
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -128,8 +157,9 @@ class BoxPool:
             self._waiting.clear()
         for future in futures:
             with contextlib.suppress(Exception):
-                future.result().remove()
+                self._removals.append(self._remover.submit(future.result().remove))
         self._starter.shutdown(wait=True)
+        self._remover.shutdown(wait=True)  # every retired box and unused spare is gone when close returns
 
     def __enter__(self) -> BoxPool:
         return self

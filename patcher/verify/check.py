@@ -24,6 +24,7 @@ from patcher.verify.contain import derived, targets_in
 from patcher.verify.doctests import changed_doctests
 from patcher.verify.hints import diff_hints
 from patcher.verify.job import Job
+from patcher.verify.judgebox import JudgeBox
 from patcher.verify.policy import (
     NEW_TEST_FILE,
     check_diff,
@@ -39,7 +40,6 @@ from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
 from patcher.verify.sources import unparsable
 from patcher.verify.testruns import TestRun, run_tests
 from patcher.verify.treediff import Change, tree_changes
-from patcher.verify.twice import judge_twice, verdict
 from sandbox.protocol import ModulesRequest
 
 
@@ -118,15 +118,22 @@ def _judge(job: Job, diff: str, found: Findings) -> str:
     added = [c.path for c in changes if c.kind == "added" and NEW_TEST_FILE.fullmatch(c.path.split("/")[-1])
              and is_test_path(c.path)]
     repro, before = _reproduction(job, diff, added, found)
-    after = _check_source(job, source_only(diff), repro, found)
-    if added:
-        after = _new_tests(job, diff, added, repro, found) or after
-    found.fail_to_pass = sorted(before.failed & after.passed)
-    unproven = sorted(before.failed - after.passed)
-    if unproven:
-        raise Refused("tests_failed", "tests that failed on the base did not pass with the diff: "
-                      + ", ".join(unproven[:5]))
-    _second_judge(job, diff if job.repro is None else source_only(diff), added, found, before)
+    judged = diff if job.repro is None else source_only(diff)
+    judge = JudgeBox(job.open_box, lambda: apply_diff(job.staged, judged)) if judged.strip() else None
+    try:
+        after = _check_source(job, source_only(diff), repro, found)
+        if added:
+            after = _new_tests(job, diff, added, repro, found) or after
+        found.fail_to_pass = sorted(before.failed & after.passed)
+        unproven = sorted(before.failed - after.passed)
+        if unproven:
+            raise Refused("tests_failed", "tests that failed on the base did not pass with the diff: "
+                          + ", ".join(unproven[:5]))
+        if found.fail_to_pass and judge is not None:
+            judge.judge(job, added, found, before)
+    finally:
+        if judge is not None:
+            judge.close()
     note = f"; {len(found.flaky)} test(s) flaky on the base too were left out" if found.flaky else ""
     return (f"`{repro}` failed on the base and passes with the diff; "
             f"{found.pass_to_pass['total']} test(s) that passed before still pass{note}")
@@ -149,20 +156,6 @@ def _reproduction(job: Job, diff: str, added: list[str], found: Findings) -> tup
         raise Refused("not_reproduced", "the tests the diff adds do not fail on the base code with the crash"
                     f"{_crash_words(job.exc_type, job.site)} ({_describe(before)}); they prove nothing")
     return repro, before
-
-
-def _second_judge(job: Job, judged: str, added: list[str], found: Findings, before: TestRun) -> None:
-    """The fail-to-pass tests once more outside pytest, on the tree pytest judged them on (twice.py)."""
-    if not found.fail_to_pass or not judged.strip():
-        return
-    tree, changes = apply_diff(job.staged, judged)
-    try:
-        with job.open_box(tree) as box:
-            found.judge = judge_twice(job, box, tree, [c for c in changes if c.path not in added],
-                                      found.fail_to_pass, before)
-    finally:
-        tree.cleanup()
-    verdict(found.judge, job)
 
 
 def _new_tests(job: Job, diff: str, added: list[str], repro: str, found: Findings) -> TestRun | None:

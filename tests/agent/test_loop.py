@@ -188,7 +188,7 @@ def test_unknown_price_counts_tokens_and_reports_cost_unknown(run_agent: Callabl
 def test_wall_clock_limit(run_agent: Callable[..., Run]) -> None:
     slow = [delay(0.15, step) for step in reads(10)]
     r = run_agent(slow, Limits(timeout_s=0.4, max_rounds=10))
-    assert r.result.reason == "timeout" and 2 <= r.result.rounds <= 4
+    assert r.result.reason == "timeout" and 1 <= r.result.rounds <= 4  # well before the 10 it was given
     assert r.of_type("guard_stop")[0]["reason"] == "timeout"
 
 
@@ -245,7 +245,8 @@ def test_prompt_stays_under_budget_over_40_rounds_with_the_goal_first(run_agent:
     assert all(req["messages"][:2] == first for req in r.requests)
     assert min(sizes[1:]) > budget // 2 and max(sizes) <= budget  # a file read costs about half the budget
     last = r.requests[40]["messages"]  # after the 40th read (the one after it carries the finish's note)
-    assert any("[elided to stay within the context budget" in str(m["content"]) for m in last)
+    markers = ("[elided to stay within the context budget", "[earlier rounds were dropped")
+    assert any(str(m["content"]).startswith(markers) for m in last), [str(m["content"])[:60] for m in last]
     assert last[-1]["role"] == "tool" and "[elided" not in last[-1]["content"]
 
 

@@ -93,8 +93,8 @@ def assert_healthy(box: DockerSandbox) -> None:
     assert box.call(ReadFileRequest("README.md"), 10).output == f"     1\t{README}"
     commands = sorted(p[-1] for p in box.container.top()["Processes"])
     assert len(commands) == 2, commands
-    assert commands[0].startswith("/sbin/docker-init -- python3 -m sandbox.server"), commands
-    assert commands[1].startswith("python3 -m sandbox.server"), commands
+    assert commands[0].startswith("/sbin/docker-init -- python3 -S -P -m sandbox.server"), commands
+    assert commands[1].startswith("python3 -S -P -m sandbox.server"), commands
 
 
 def assert_refused(result: ToolResult) -> None:

@@ -45,7 +45,8 @@ def test_pooled_boxes_are_fresh_taken_once_and_all_removed(staged: StagedRepo, s
             assert second.call(GitDiffRequest()).output == "no changes"  # nothing of the first box
             assert second.call(ReadFileRequest("a.py")).output == "     1\tx = 1\n"
             containers, _ = _owned(docker_client, owner)
-            assert second.container.name in containers and len(containers) == 2, containers  # it + one spare
+            others = set(containers) - {first_name}  # the first box's removal may still be under way
+            assert second.container.name in others and len(others) == 2, containers  # it + one spare
     finally:
         pool.close()
     assert _owned(docker_client, owner) == ([], [])

@@ -16,5 +16,5 @@ def config(image: str, **kw: object) -> SandboxConfig:
 
 def _owned(client: docker.DockerClient, owner: str) -> tuple[list[str], list[str]]:
     filters = {"label": [LABEL, f"{OWNER}={owner}"]}
-    return ([c.name for c in client.containers.list(all=True, filters=filters)],
+    return ([c.name for c in client.containers.list(all=True, filters=filters, ignore_removed=True)],
             [v.name for v in client.volumes.list(filters=filters)])

@@ -82,8 +82,9 @@ class Candidate:
     new_text: str = field(repr=False)
     """The whole file after the fix (what `diff` makes of the file in the repo)."""
     last: bool = False
-    """It flips the guard of the reported raise (suppress.guard_flipped): tried after the candidates on the
-    lines that raised and fed the raise, and after every other one without a ranking."""
+    """It flips the guard of the reported raise (suppress.guard_flipped), or returns None from a function
+    whose every other return is a value that is never None (repair/noneguards.py): tried after the
+    candidates on the lines that raised and fed the raise, and after every other one without a ranking."""
 
 
 @dataclass
@@ -260,7 +261,7 @@ def _candidate(fix: Fix, template: str, new: str, stats: Stats, raised: RaiseSit
         stats.dead += 1
         return None
     return Candidate(path, fix.line, template, fix.description, git_diff(path, fix.src.text, new), new,
-                     guard_flipped(raised, path, old_part, new_part))
+                     fix.late or guard_flipped(raised, path, old_part, new_part))
 
 
 def _compiles(text: str, path: str) -> bool:

@@ -52,11 +52,13 @@ def _guard(site: Site, kind: str | None) -> Iterator[Fix]:
               *(["continue"] if not isinstance(loop, ast.While) else [])]
     nl, unit = src.newline(), src.indent_unit()
     at = src.starts[stmt.lineno - 1]
+    retyped = _never_none(func)
     for subject in _subjects(site, kind, stmt, bound):
         test = f"{subject} is None" if kind == "none" else f"not {subject}"
         for body in bodies:
             text = f"{indent}if {test}:{nl}{indent}{unit}{body}{nl}"
-            yield site.fix(f"insert `if {test}: {body}` before line {stmt.lineno}", Edit(at, at, text))
+            yield Fix(src, site.line, f"insert `if {test}: {body}` before line {stmt.lineno}",
+                      (Edit(at, at, text),), late=retyped and body == "return None")
 
 
 def _kind(site: Site) -> str | None:
@@ -76,6 +78,7 @@ def _subjects(site: Site, kind: str, stmt: ast.stmt, bound: set[str]) -> list[st
     rest: list[ast.expr] = []
     if isinstance(stmt, ast.For | ast.AsyncFor) and stmt.lineno == site.line and "iterable" in msg:
         first.append(stmt.iter)
+    held = _held(site)
     for node in site.nodes(ast.expr):
         if kind == "none":
             if (isinstance(node, ast.Attribute) and "has no attribute" in msg) or (
@@ -88,7 +91,7 @@ def _subjects(site: Site, kind: str, stmt: ast.stmt, bound: set[str]) -> list[st
                 first += node.args
             elif isinstance(node, ast.Call) and "not callable" in msg:
                 first.append(node.func)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in held:
                 rest.append(node)
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod):
             divisor = node.right
@@ -99,6 +102,42 @@ def _subjects(site: Site, kind: str, stmt: ast.stmt, bound: set[str]) -> list[st
             first.append(node.args[0])
     texts = [site.src.segment(n) for n in [*first, *rest] if _plain(n) and _root(n) not in bound]
     return [t for t in dict.fromkeys(texts) if t not in ("None", "True", "False")][:_MAX_SUBJECTS]
+
+
+_BUILT = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.JoinedStr)
+
+
+def _never_none(func: Func) -> bool:
+    """Every `return` of the function (none nested in an inner def) gives a value built on the spot: a list,
+    tuple, set or dict display, a comprehension, an f-string, a non-None literal, or arithmetic on those.
+    A new `return None` there changes what callers get rather than guarding a value that may be absent
+    (that is how a swapped argument one frame up gets silenced), so such guards are tried late."""
+    returns = [n for n in _own_nodes(func) if isinstance(n, ast.Return)]
+    return bool(returns) and all(r.value is not None and _built(r.value) for r in returns)
+
+
+def _built(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.BinOp):
+        return _built(expr.left) or _built(expr.right)
+    return isinstance(expr, _BUILT) or (isinstance(expr, ast.Constant) and expr.value is not None)
+
+
+def _own_nodes(func: Func) -> Iterator[ast.AST]:
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack += [c for c in ast.iter_child_nodes(node) if not isinstance(c, Func | ast.Lambda | ast.ClassDef)]
+
+
+def _held(site: Site) -> set[int]:
+    """Nodes that are items of a list, tuple, set or dict display on the line: a None held there raises no
+    TypeError, so guarding it silences whatever else was None (in `[default] * n`, the None is `n`)."""
+    held: set[int] = set()
+    for node in site.nodes(ast.List, ast.Tuple, ast.Set, ast.Dict):
+        items = [*node.keys, *node.values] if isinstance(node, ast.Dict) else node.elts
+        held |= {id(item) for item in items if item is not None}
+    return held
 
 
 def _called(call: ast.Call) -> str | None:

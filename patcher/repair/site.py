@@ -116,6 +116,8 @@ class Fix:
     line: int
     description: str
     edits: tuple[Edit, ...]
+    late: bool = False
+    """Tried after the fixes on the lines that raised and fed the raise (see Candidate.last)."""
 
 
 @dataclass

@@ -194,3 +194,36 @@ def test_frame_at_a_missing_line_or_file_yields_nothing(tmp_path: Path) -> None:
     stats = Stats()
     assert list(candidates(parse_traceback(text), repo, stats=stats)) == []
     assert stats.frames == 0
+
+
+EXPAND = '''def expand(original, num_desired, default):
+    """`original` padded with `default` up to `num_desired` items."""
+    if isinstance(original, list):
+        return original + [default] * (num_desired - len(original))
+    else:
+        return [default] * num_desired
+
+
+def aligns(rows, align=None, fallback=None):
+    return expand(len(rows), align, fallback)
+'''
+
+
+def test_a_none_held_in_a_list_display_is_not_guarded(tmp_path: Path) -> None:
+    """`[default] * n` raises on `n` being None, never on `default`: a guard on `default` would only silence
+    the crash when both happen to be None (as tabulate's swapped `_expand_iterable` call did)."""
+    repo = make_repo(tmp_path / "pad", {"pad.py": EXPAND, "tests/test_pad.py":
+                                        "from pad import aligns\n\n\ndef test_aligns():\n"
+                                        "    assert aligns([[1], [2]]) == [None, None]\n"})
+    text = failing_traceback(repo)
+    assert "can't multiply sequence by non-int of type 'NoneType'" in text
+    guards = [c for c in candidates(parse_traceback(text), repo) if c.template == "none_guard"]
+    assert guards and all("if default is None" not in c.diff for c in guards)
+    inner = [c for c in guards if "if num_desired is None" in c.diff]
+    assert inner and all(c.last for c in inner)  # every other return builds a list: a None return is tried late
+
+
+def test_a_none_guard_in_a_function_that_may_return_none_keeps_its_place(tmp_path: Path) -> None:
+    repo = example_repo("none_guard", tmp_path)
+    found = [c for c in candidates(parse_traceback(failing_traceback(repo)), repo) if is_intended(c, "none_guard")]
+    assert found and not any(c.last for c in found)

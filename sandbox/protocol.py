@@ -19,7 +19,10 @@ import hmac
 import json
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (mypy honours the name)
+if TYPE_CHECKING:  # the server does not load typing: a box starts faster
+    from typing import Any
 
 MAX_MODEL_OUTPUT = 64 * 1024
 """Bytes of tool output a model sees; the rest is cut with a note saying how much."""

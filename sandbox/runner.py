@@ -13,7 +13,6 @@ import os
 import selectors
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -102,6 +101,8 @@ class Captured:
 def run_capped(argv: list[str], cwd: str, env: dict[str, str], deadline_at: float,
                sink: Callable[[bytes], None]) -> Captured:
     """Run a helper (git, rg) with stdout streamed to `sink`, stderr kept short, and a deadline."""
+    import tempfile  # on the first run: as in tools.git_diff
+
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=err, start_new_session=True)

@@ -5,8 +5,9 @@
 working directory, which -m would put first on sys.path, ahead of the standard library) and none of
 what the environment installed (a .pth file's `import` lines) may ever run in it. Both also start it faster.
 
-Speaks protocol.py's JSON lines on stdin/stdout: a hello carrying the signing key, then one signed
-result per request line. It never exits except at the end of stdin; every failure becomes a result.
+Speaks protocol.py's JSON lines on stdin/stdout: a hello carrying the signing key, then one signed result
+per request line. It never exits except at the end of stdin, or when the work tree boot.py unpacked for it
+(in a container) failed; every other failure becomes a result.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ import sys
 import time
 from collections.abc import Callable
 from types import SimpleNamespace as Namespace
-from typing import Any, BinaryIO
 
-from sandbox import runner, tools
+from sandbox import tools
 from sandbox.paths import ToolError
 from sandbox.protocol import (
     DEFAULT_ALLOWLIST,
@@ -45,14 +45,23 @@ from sandbox.protocol import (
     encode_result,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (mypy honours the name)
+if TYPE_CHECKING:  # typing is not loaded in the box (a box starts faster), nor boot a second time
+    from typing import Any, BinaryIO
+
+    from sandbox.boot import Tree
+
+    Handler = Callable[[tools.Context, Any, float], ToolResult]
+
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 MAX_DEADLINE_S = 24 * 3600.0
 
-Handler = Callable[[tools.Context, Any, float], ToolResult]
 
 
 def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> ToolResult:
+    from sandbox import runner  # on the first run, as tools.run_capped
+
     return runner.run_test(req.command, ctx.allow, ctx.repo, ctx.report_dir, ctx.sweep, deadline_at,
                            evidence=req.evidence is True)
 
@@ -255,10 +264,16 @@ def _argparse(argv: list[str]) -> Namespace:
     return Namespace(**vars(parser.parse_args(argv)))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, tree: Tree | None = None) -> int:
+    """`tree`: the work tree boot.py is unpacking (in a container), waited for before the hello is read."""
     args = parse_args(argv)
     harden()
     inp, out = private_stdio()
+    failed = tree.finish() if tree else ""
+    if failed:
+        log(failed)
+    if tree and tree.desynced:  # bytes of the tree may be unread ahead of the hello: it cannot be found
+        return 2
     try:
         key, extra, base = read_hello(inp)
     except ProtocolError as e:
@@ -268,16 +283,17 @@ def main(argv: list[str] | None = None) -> int:
     if not base:
         log("no base commit: pass --base or name it in the hello")
         return 2
-    if not os.path.isdir(args.repo):  # checked after the hello: the host copies the repo in before sending it
+    if not os.path.isdir(args.repo):
         log(f"--repo {args.repo} is not a directory")
         return 2
     ctx = tools.Context(repo=os.path.realpath(args.repo), base=base, report_dir=args.report_dir,
                         allow=DEFAULT_ALLOWLIST + extra, sweep=_sweep_mode(args.sweep))
-    ready = ToolResult(is_error=False, output="ready", data={"sweep": ctx.sweep, "pid": os.getpid()})
+    ready = ToolResult.error(failed) if failed else ToolResult(
+        is_error=False, output="ready", data={"sweep": ctx.sweep, "pid": os.getpid()})
     try:
         out.write(encode_result(0, ready, key))
         out.flush()
-        return serve(ctx, key, inp, out)
+        return 2 if failed else serve(ctx, key, inp, out)  # never a tool on half a tree
     except BrokenPipeError:
         return 0
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
@@ -17,6 +16,7 @@ from sandbox.paths import ToolError, listing, open_regular, plain_name, resolve_
 from sandbox.protocol import (
     MAX_MODEL_OUTPUT,
     MAX_WRITE_BYTES,
+    TYPE_CHECKING,
     EditFileRequest,
     GitDiffRequest,
     ReadFileRequest,
@@ -25,7 +25,11 @@ from sandbox.protocol import (
     ToolResult,
     WriteFileRequest,
 )
-from sandbox.runner import run_capped
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sandbox.runner import Captured
 
 MAX_MATCHES = 200
 MAX_DIFF_BYTES = 8 * 1024 * 1024
@@ -151,6 +155,15 @@ def tool_env() -> dict[str, str]:
             "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
 
 
+def run_capped(argv: list[str], cwd: str, env: dict[str, str], deadline_at: float,
+               sink: Callable[[bytes], None]) -> Captured:
+    """runner.run_capped, imported on the first search or diff: runner's imports (subprocess, selectors, the
+    evidence plugin's) would slow every box's start, and a first read needs none of them."""
+    from sandbox import runner
+
+    return runner.run_capped(argv, cwd, env, deadline_at, sink)
+
+
 def _git(ctx: Context, args: list[str], env: dict[str, str], deadline_at: float) -> bytes:
     out = bytearray()
     got = run_capped(GIT + args, ctx.repo, env, deadline_at,
@@ -187,6 +200,8 @@ def _worktree_diff(ctx: Context, deadline_at: float) -> tuple[bytes, str]:
                    deadline_at).decode().strip()
     listed = _git(ctx, ["ls-files", "-v", "-z"], tool_env(), deadline_at).split(b"\0")
     skip = [os.fsdecode(entry[2:]) for entry in listed if entry.startswith(b"S ")]
+    import tempfile  # here: its imports (shutil, random...) would slow every box's start
+
     with tempfile.TemporaryDirectory(prefix="patcher-diff-") as tmp:
         env = tool_env() | {"GIT_INDEX_FILE": os.path.join(tmp, "index"),
                             "GIT_OBJECT_DIRECTORY": os.path.join(tmp, "objects"),

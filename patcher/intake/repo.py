@@ -7,11 +7,14 @@ the user's `.git` as its git directory: a local repository is read through a pri
 objects (`gitview.py`), so nothing its config or attributes name (filters, fsmonitor, hooks, …) can run.
 A clone of a URL is bounded in time and size.
 
+The box gets the repo as two tars: the work tree (files owned by the sandbox uid; the tool server unpacks
+it from its stdin) and `.git` (root-owned and read-only; Docker puts it in as root, beside the first).
+
 A symlink whose target is absolute or climbs out of the repo (resolved lexically from where it sits) stays
-in the staging copy and the base commit, but never enters the container: Docker's put_archive refuses a
-relative link that climbs above the extraction directory, failing the whole start. The tar carries a
-dangling stand-in instead, pointing just outside the repo, which the tools refuse like any link that
-leaves it; the staging index marks the path skip-worktree so `git_diff` does not report the swap.
+in the staging copy and the base commit, but never enters the container as it is: the work tree's tar
+carries a dangling stand-in instead, pointing just outside the repo (at a path of the read-only root that
+does not exist), which the tools refuse like any link that leaves it; the staging index marks the path
+skip-worktree so `git_diff` does not report the swap.
 """
 
 from __future__ import annotations
@@ -48,13 +51,19 @@ class StagedRepo:
     files: list[str]
     outside_links: list[str] = field(default_factory=list)
     """Symlinks in `files` that leave the repo: in the container they point at STAND_IN instead."""
-    _tars: dict[int, bytes] = field(default_factory=dict, repr=False)
+    _tars: dict[int | None, bytes] = field(default_factory=dict, repr=False)
 
-    def tar(self, uid: int) -> bytes:
-        """The repo as a tar stream for `/workspace`: files owned by uid, `.git` root-owned and read-only."""
+    def tree_tar(self, uid: int) -> bytes:
+        """The work tree without `.git`, names relative to the repo root: files and directories owned by uid."""
         if uid not in self._tars:
-            self._tars[uid] = _make_tar(self.path, uid)
+            self._tars[uid] = _tree_tar(self.path, uid)
         return self._tars[uid]
+
+    def git_tar(self) -> bytes:
+        """`.git` alone, names relative to the repo root: root-owned, read-only (0444 files, 0555 dirs)."""
+        if None not in self._tars:
+            self._tars[None] = _git_tar(self.path)
+        return self._tars[None]
 
     def cleanup(self) -> None:
         shutil.rmtree(self.path.parent, ignore_errors=True)
@@ -114,13 +123,24 @@ def _stage_tree(tree: Path, dest: Path, git_dir: Path | None = None) -> StagedRe
     with open_repo(_init(dest)) as staging:
         staging.git.add("--all", "--force")
         staging.git.commit("--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
-        # One pack instead of a loose object per file: half the tar entries, and put_archive pays per entry.
+        # One pack instead of a loose object per file: Docker's put_archive, which puts .git in, pays per entry.
         staging.git(c=["pack.window=0", "core.fsync=none"]).repack("-a", "-d", "-q")
+        _readable(dest / ".git")  # a box may mount it read-only: the sandbox user must read it, whatever our umask
         outside = [rel for rel in files if (dest / rel).is_symlink() and leaves_repo(rel, os.readlink(dest / rel))]
         for i in range(0, len(outside), 500):
             staging.git.update_index("--skip-worktree", "--", *outside[i : i + 500])
         base = staging.head.commit.hexsha
     return StagedRepo(dest, base, source_commit, dirty, files, outside)
+
+
+def _readable(git_dir: Path) -> None:
+    for top, dirs, names in os.walk(git_dir):
+        for name in dirs:
+            os.chmod(os.path.join(top, name), 0o755)
+        for name in names:
+            path = os.path.join(top, name)
+            os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | 0o444)
+    os.chmod(git_dir, 0o755)
 
 
 def _init(dest: Path) -> Path:
@@ -174,30 +194,40 @@ def _source_state(repo: Any) -> tuple[str | None, bool]:
     return head, dirty
 
 
-def _make_tar(repo: Path, uid: int) -> bytes:
+def _tree_tar(repo: Path, uid: int) -> bytes:
     def owner(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         if not (info.isfile() or info.isdir() or info.issym()):
             return None
-        name = info.name
-        in_git = name == "repo/.git" or name.startswith("repo/.git/")
+        info.uid = info.gid = uid
+        info.mode = (info.mode & 0o755) | 0o600 if not info.issym() else info.mode
+        if info.issym() and leaves_repo(info.name, info.linkname):
+            info.linkname = "../" * (info.name.count("/") + 1) + STAND_IN
+        if info.isdir():
+            info.mode |= 0o700
+        return info
+
+    return _tar(repo, [name for name in sorted(os.listdir(repo)) if name != ".git"], owner)
+
+
+def _git_tar(repo: Path) -> bytes:
+    def root_read_only(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if not (info.isfile() or info.isdir()):
+            return None  # our own .git holds neither links nor special files
+        info.uid = info.gid = 0
+        info.mode = 0o555 if info.isdir() else 0o444
+        return info
+
+    return _tar(repo, [".git"], root_read_only)
+
+
+def _tar(repo: Path, names: list[str], fix: Any) -> bytes:
+    def common(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         info.uname = info.gname = ""
         info.mtime = int(info.mtime)  # a fractional mtime costs a PAX header per entry
-        if name == "repo":
-            info.uid = info.gid = 0
-            info.mode = 0o1777  # sticky: the sandbox user cannot rename or replace the root-owned .git
-        elif in_git:
-            info.uid = info.gid = 0
-            info.mode = 0o555 if info.isdir() else 0o444
-        else:
-            info.uid = info.gid = uid
-            info.mode = (info.mode & 0o755) | 0o600 if not info.issym() else info.mode
-            if info.issym() and leaves_repo(name[len("repo/"):], info.linkname):
-                info.linkname = "../" * name.count("/") + STAND_IN
-            if info.isdir():
-                info.mode |= 0o700
-        return info
+        return fix(info)
 
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        tar.add(str(repo), arcname="repo", recursive=True, filter=owner)
+        for name in names:
+            tar.add(str(repo / name), arcname=name, recursive=True, filter=common)
     return buf.getvalue()

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from patcher.errors import SandboxError
+from sandbox.boot import header
 from sandbox.protocol import (
     DEFAULT_ALLOWLIST,
     PingRequest,
@@ -34,7 +35,12 @@ class Channel:
         self._buf = bytearray()
         self._next_id = 0
 
-    def hello(self, allow: list[list[str]], timeout_s: float, base: str | None = None) -> None:
+    def hello(self, allow: list[list[str]], timeout_s: float, base: str | None = None, tree: bytes = b"") -> None:
+        """The key, extra allowlist entries and base. `tree` (a container's: sandbox/boot.py unpacks it) goes
+        first, behind its header."""
+        if tree:
+            self._send(header(len(tree)))
+            self._send(tree)
         extra = [list(p) for p in allow if tuple(p) not in DEFAULT_ALLOWLIST]
         hello = {"key": self._key.hex(), "allow": extra, **({"base": base} if base else {})}
         self._send((json.dumps({"hello": hello}) + "\n").encode())

@@ -35,6 +35,22 @@ def docker_client(timeout: float = 120) -> docker.DockerClient:
     return client
 
 
+_SHARES: dict[str, bool] = {}
+
+
+def shares_files(client: docker.DockerClient) -> bool:
+    """Whether the daemon sees this machine's files, so a bind mount of a path here is that path: it answers
+    on a local socket and runs on this host (its name is our host name). Asked once per daemon address."""
+    url = str(client.api.base_url)
+    if url not in _SHARES:
+        try:
+            local = docker_host().startswith("unix://") and client.info().get("Name") == socket.gethostname()
+        except DOCKER_ERRORS:
+            local = False
+        _SHARES[url] = local
+    return _SHARES[url]
+
+
 def get_image(client: docker.DockerClient, ref: str) -> Image | None:
     """The image, or None when there is none; EnvironmentUnavailable when the daemon fails to say."""
     try:

@@ -7,7 +7,7 @@ import copy
 import socket
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,14 +19,26 @@ from patcher.errors import EnvironmentUnavailable, SandboxError
 from patcher.intake import StagedRepo
 from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
-from patcher.sandbox.client import docker_client
-from patcher.sandbox.pool import WORKSPACE, BoxPool, start_blank
+from patcher.sandbox.client import docker_client, shares_files
+from patcher.sandbox.pool import REPO_DIR, BoxPool, start_blank
 from patcher.stopper import Stopper
-from sandbox.protocol import REPORT_DIR, ModulesRequest, Request, ToolResult
+from sandbox.protocol import (
+    REPORT_DIR,
+    ModulesRequest,
+    PingRequest,
+    ReadFileRequest,
+    Request,
+    SearchCodeRequest,
+    ToolResult,
+)
 
 _MODULES: dict[str, ToolResult] = {}
 """ModulesRequest's answer by image id (an image never changes; a rebuilt tag is another id)."""
 _MODULES_LOCK = threading.Lock()
+_PUTTER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="patcher-git-put")
+"""Puts each box's `.git` in (a put_archive: Docker extracts it as root), while the box unpacks its tree."""
+NEEDS_NO_GIT = (ReadFileRequest, SearchCodeRequest, PingRequest, ModulesRequest)
+"""Requests that only read the work tree (or nothing of the repo): answered before `.git` is in place."""
 
 
 def require_image(client: docker.DockerClient, image: str) -> None:
@@ -101,16 +113,30 @@ class DockerSandbox:
         self._stream: _AttachStream | None = None
         self._pool = pool
         self._broken = ""
+        self._git: Future[None] | None = None
         try:
             with ThreadPoolExecutor(max_workers=1) as builder:
-                tar = builder.submit(staged.tar, cfg.uid)  # built while Docker creates and starts the container
-                blank = (pool.take(cfg) if pool else None) or start_blank(self.client, cfg)
+                tree = builder.submit(staged.tree_tar, cfg.uid)  # built while Docker creates and starts the box
+                blank = pool.take(cfg) if pool else None
+                mounted = blank is None and shares_files(self.client)  # a cold box: .git mounted read-only
+                if blank is None:
+                    blank = start_blank(self.client, cfg, staged.path / ".git" if mounted else None)
+                if not mounted:  # a spare started before its job, or a daemon elsewhere
+                    self._git = _PUTTER.submit(_put_git, blank.container, staged)
                 self.volume, self.container = blank.volume, blank.container
                 self._stream = _AttachStream(blank.socket)
-                # After start: the tmpfs volume is mounted only then; files put before would be hidden under it.
-                self.container.put_archive(WORKSPACE, tar.result())
-            self._channel = Channel(self._stream.send, self._stream.recv, cfg.backstop_s)
-            self._channel.hello(cfg.allowlist, timeout_s=30, base=self.base_commit)
+                self._channel = Channel(self._stream.send, self._stream.recv, cfg.backstop_s)
+                if len(tree.result()) > cfg.workspace_mb * 2**20:
+                    raise SandboxError(f"the repository's files ({len(tree.result()) / 2**20:.1f} MiB as a tar) do not "
+                                       f"fit the sandbox's {cfg.workspace_mb} MiB workspace: raise workspace_mb")
+                self._channel.hello(cfg.allowlist, timeout_s=30 + len(tree.result()) / 2**20, base=self.base_commit,
+                                    tree=tree.result())
+        except SandboxError as e:
+            said = self._stream.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] if self._stream else []
+            self.close()
+            if said and said[0].removeprefix("sandbox.server: ") not in str(e):
+                raise SandboxError(f"{e}; the box said: {said[0][:600]}") from e
+            raise
         except docker.errors.ImageNotFound as e:
             self.close()
             raise EnvironmentUnavailable(f"sandbox image {cfg.image} is missing: run `patcher image build`") from e
@@ -124,9 +150,24 @@ class DockerSandbox:
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult:
         if self._broken:
             raise SandboxError(f"the sandbox was stopped earlier: {self._broken}")
+        if not isinstance(request, NEEDS_NO_GIT):
+            self._git_in_place()
         if isinstance(request, ModulesRequest):
             return self._modules(deadline_s)
         return self._call(request, deadline_s)
+
+    def _git_in_place(self) -> None:
+        """Waits for Docker to have put `.git` in: before that no test runs (its code could make a `.git` of its
+        own first), no diff is asked and nothing is written."""
+        if self._git is None:
+            return
+        try:
+            self._git.result(timeout=self.config.backstop_s + 60)
+        except Exception as e:
+            self._broken = f"Docker could not put the repository's .git into the sandbox: {e}"
+            self.kill()
+            raise SandboxError(self._broken) from e
+        self._git = None
 
     def _modules(self, deadline_s: float | None) -> ToolResult:
         """What the image has installed, asked once per image id: the server scans only the image's site
@@ -179,6 +220,13 @@ class DockerSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _put_git(container: Any, staged: StagedRepo) -> None:
+    """`.git` put in by Docker as root (root-owned, read-only) once the box runs (its tmpfs repo directory is
+    mounted only then), beside the tree's unpacking in the box."""
+    if not container.put_archive(REPO_DIR, staged.git_tar()):
+        raise SandboxError("Docker refused to copy .git in")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Blank boxes started ahead of need, so a job's next box is ready in the time its repo takes to copy in.
 
-A blank is a hardened container (with its tmpfs workspace volume) whose tool server has started and waits
-for its hello; nothing of any job is in it yet. `BoxPool.take(cfg)` hands one over and starts the next in
+A blank is a hardened container (with its tmpfs volume as the repo directory) whose tool server has started
+and waits for its hello; nothing of any job is in it yet. `BoxPool.take(cfg)` hands one over and starts the next in
 the background, so the baseline, agent and verification boxes of a job each skip create + start. Spares
 carry the same owner labels as every box, so the reaper removes them if the orchestrator dies.
 """
@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -24,9 +25,13 @@ from patcher.config import SandboxConfig
 from patcher.sandbox.hardening import hardened
 from patcher.sandbox.reaper import owner_labels
 
-WORKSPACE = "/workspace"
+REPO_DIR = "/workspace/repo"
+"""The box's repo directory: the root of its tmpfs volume, root-owned with the sticky bit (mode 1777), so the
+sandbox user creates the work tree in it but can never rename or replace the root-owned `.git`."""
 SERVER_FLAGS = ("-S", "-P")
 """No site (no .pth code of the environment) and no unsafe sys.path[0] (the repo) in the key holder."""
+BOOT = "import sys; from sandbox.boot import main; sys.exit(main(sys.argv[1:]))"
+"""sandbox/boot.py run as -c, not -m: runpy's imports would delay the start of the tree's unpacking."""
 
 
 @dataclass
@@ -46,16 +51,20 @@ class Blank:
                 thing.remove(force=True)
 
 
-def start_blank(client: docker.DockerClient, cfg: SandboxConfig) -> Blank:
-    """Volume, container and attach socket; the container started, its server waiting for a hello."""
+def start_blank(client: docker.DockerClient, cfg: SandboxConfig, git_dir: Path | None = None) -> Blank:
+    """Volume, container and attach socket; the container started, its server waiting for a hello. `git_dir`:
+    a `.git` of this machine, mounted read-only at the repo's `.git` (the daemon must see this machine's files)."""
     labels = owner_labels()
     name = f"patcher-{secrets.token_hex(6)}"
     volume = client.volumes.create(name=name, driver="local", labels=labels, driver_opts={
         "type": "tmpfs", "device": "tmpfs",
-        "o": f"size={cfg.workspace_mb}m,uid={cfg.uid},gid={cfg.uid},mode=0700,nosuid,nodev"})
+        "o": f"size={cfg.workspace_mb}m,uid=0,gid=0,mode=1777,nosuid,nodev"})
     blank = Blank(volume, None, None)
     try:
-        blank.container = _create(client, name, container_args(cfg, name, labels))
+        args = container_args(cfg, name, labels)
+        if git_dir is not None:
+            args["volumes"][str(git_dir)] = {"bind": f"{REPO_DIR}/.git", "mode": "ro"}
+        blank.container = _create(client, name, args)
         blank.socket = blank.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         blank.container.start()
     except BaseException:
@@ -75,11 +84,11 @@ def _create(client: docker.DockerClient, name: str, args: dict[str, Any]) -> Any
 
 
 def container_args(cfg: SandboxConfig, volume: str, labels: dict[str, str]) -> dict[str, Any]:
-    command = ["python3", *SERVER_FLAGS, "-m", "sandbox.server", "--repo", f"{WORKSPACE}/repo", "--sweep", "uid"]
+    command = ["python3", *SERVER_FLAGS, "-c", BOOT, "--repo", REPO_DIR, "--sweep", "uid"]
     return {**hardened(image=cfg.image, command=command, uid=cfg.uid, memory_mb=cfg.memory_mb, cpus=cfg.cpus,
                        cpu_shares=cfg.cpu_shares, pids=cfg.pids, tmp_mb=cfg.tmp_mb, nofile=cfg.nofile,
                        log_max=cfg.log_max, labels=labels,
-                       working_dir=f"{WORKSPACE}/repo", volumes={volume: {"bind": WORKSPACE, "mode": "rw"}},
+                       working_dir=REPO_DIR, volumes={volume: {"bind": REPO_DIR, "mode": "rw,nocopy"}},
                        environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}),
             "stdin_open": True, "tty": False}  # the tool server's stdio is the attached socket
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from patcher.errors import BadInput
-from patcher.intake import stage_repo
+from patcher.intake import StagedRepo, stage_repo
 from patcher.intake.repo import STAND_IN, leaves_repo
 from sandbox.protocol import DEFAULT_ALLOWLIST, GitDiffRequest, ReadFileRequest
 from sandbox.tools import Context, ToolError, git_diff, read_file
@@ -62,12 +62,16 @@ def test_symlinks_are_kept_as_links_and_device_nodes_dropped(tmp_path: Path) -> 
     try:
         assert os.readlink(staged.path / "leak") == "/etc/passwd"
         assert not (staged.path / "fifo").exists()
-        with tarfile.open(fileobj=io.BytesIO(staged.tar(47213))) as tar:
-            members = {m.name: m for m in tar.getmembers()}
-        assert members["repo/leak"].issym() and members["repo/leak"].linkname == f"../{STAND_IN}"
-        assert members["repo/a.py"].uid == 47213 and members["repo/a.py"].mode & 0o200
-        assert members["repo/.git/config"].uid == 0 and not members["repo/.git/config"].mode & 0o222
-        assert members["repo"].uid == 0 and members["repo"].mode == 0o1777
+        tree, git_dir = _tar_members(staged.tree_tar(47213)), _tar_members(staged.git_tar())
+        assert tree["leak"].issym() and tree["leak"].linkname == f"../{STAND_IN}"
+        assert tree["a.py"].uid == 47213 and tree["a.py"].mode & 0o200
+        assert not [name for name in tree if name in (".", "") or name.split("/")[0] == ".git"]  # the root is a mount
+        assert git_dir[".git/config"].uid == 0 and not git_dir[".git/config"].mode & 0o222
+        assert git_dir[".git"].mode == 0o555 and all(m.isfile() or m.isdir() for m in git_dir.values())
+        assert all(name.split("/")[0] == ".git" for name in git_dir)
+        for top, dirs, names in os.walk(staged.path / ".git"):  # a box may mount it: every user can read it
+            assert all(os.stat(os.path.join(top, n)).st_mode & 0o444 == 0o444 for n in names)
+            assert all(os.stat(os.path.join(top, d)).st_mode & 0o555 == 0o555 for d in dirs)
     finally:
         staged.cleanup()
 
@@ -140,28 +144,30 @@ def test_links_leaving_the_repo_get_a_dangling_stand_in_in_the_tar_only(climbing
         flags = dict(line.split(" ", 1)[::-1] for line in git(staged.path, "ls-files", "-v").splitlines())
         assert {path for path, flag in flags.items() if flag == "S"} == set(outside)
         assert git(staged.path, "status", "--porcelain") == ""
-        members = _tar_members(staged.tar(47213))
-        assert members["repo/climb"].linkname == f"../{STAND_IN}"
-        assert members["repo/abs"].linkname == f"../{STAND_IN}"
-        assert members["repo/up"].linkname == f"../{STAND_IN}"
-        assert members["repo/pkg/deep/up2"].linkname == f"../../../{STAND_IN}"
-        assert members["repo/inside"].linkname == "a.py"
-        assert members["repo/pkg/deep/back"].linkname == "../../a.py"
-        assert members["repo/pkg/deep/git"].linkname == "../../.git/config"
-        for m in members.values():  # what Docker's put_archive checks: no link climbs above /workspace
+        members = _tar_members(staged.tree_tar(47213))
+        assert members["climb"].linkname == f"../{STAND_IN}"
+        assert members["abs"].linkname == f"../{STAND_IN}"
+        assert members["up"].linkname == f"../{STAND_IN}"
+        assert members["pkg/deep/up2"].linkname == f"../../../{STAND_IN}"
+        assert members["inside"].linkname == "a.py"
+        assert members["pkg/deep/back"].linkname == "../../a.py"
+        assert members["pkg/deep/git"].linkname == "../../.git/config"
+        for m in members.values():  # unpacked in /workspace/repo: a stand-in is /workspace/<STAND_IN>, no further
             if m.issym():
-                assert not os.path.normpath(os.path.join("/workspace", os.path.dirname(m.name), m.linkname)
+                assert not os.path.normpath(os.path.join("/workspace/repo", os.path.dirname(m.name), m.linkname)
                                             ).startswith("/workspace/..")
     finally:
         staged.cleanup()
 
 
-def _container_tree(staged_tar: bytes, dest: Path) -> Context:
-    """The tree the container gets, unpacked as put_archive would; a Context for the server's tools."""
-    dest.mkdir()
-    with tarfile.open(fileobj=io.BytesIO(staged_tar)) as tar:
-        tar.extractall(dest, filter="tar")
+def _container_tree(staged: StagedRepo, dest: Path) -> Context:
+    """The tree the container gets (its work tree and its .git unpacked in one directory); a Context for the
+    server's tools."""
     repo = dest / "repo"
+    repo.mkdir(parents=True)
+    for data in (staged.tree_tar(os.getuid()), staged.git_tar()):
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(repo, filter="tar")
     for d in [repo, *(p for p in repo.rglob("*") if p.is_dir() and not p.is_symlink())]:
         d.chmod(0o755 if ".git" in d.parts else d.stat().st_mode | 0o700)
     base = git(repo, "rev-parse", "HEAD")
@@ -173,7 +179,7 @@ def test_in_the_container_tree_stand_ins_are_refused_and_git_diff_stays_empty(cl
                                                                               tmp_path: Path) -> None:
     staged = stage_repo(str(climbing))
     try:
-        ctx = _container_tree(staged.tar(os.getuid()), tmp_path / "workspace")
+        ctx = _container_tree(staged, tmp_path / "workspace")
         deadline = time.monotonic() + 30
         assert git_diff(ctx, GitDiffRequest(), deadline).output == "no changes"
         for path in ("climb", "abs", "up", "pkg/deep/up2"):
@@ -192,7 +198,7 @@ def test_a_container_diff_applies_with_host_git_to_a_copy_of_the_staging_tree(cl
                                                                                tmp_path: Path) -> None:
     staged = stage_repo(str(climbing))
     try:
-        ctx = _container_tree(staged.tar(os.getuid()), tmp_path / "workspace")
+        ctx = _container_tree(staged, tmp_path / "workspace")
         (Path(ctx.repo) / "a.py").write_text("a = 2\n")
         (Path(ctx.repo) / "pkg/new.py").write_text("n = 1\n")
         diff = git_diff(ctx, GitDiffRequest(), time.monotonic() + 30).data["diff"]

@@ -85,8 +85,12 @@ class Tree:
 
 
 def main(argv: list[str]) -> int:
+    """`--tree first` (a box started for its job): wait for the header before anything else. Without it (a
+    spare) the tree is unpacked first only when its header is already here."""
+    first = argv[-2:] == ["--tree", "first"]
+    argv = argv[:-2] if first else argv
     repo = argv[argv.index("--repo") + 1] if "--repo" in argv[:-1] else "."
-    tree = Tree(repo) if select.select([0], [], [], 0)[0] else None  # a cold box: its header is already here
+    tree = Tree(repo) if first or select.select([0], [], [], 0)[0] else None
     from sandbox import server  # the imports tar's work overlaps
 
     return server.main(argv, tree=tree or Tree(repo))

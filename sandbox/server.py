@@ -5,9 +5,8 @@
 working directory, which -m would put first on sys.path, ahead of the standard library) and none of
 what the environment installed (a .pth file's `import` lines) may ever run in it. Both also start it faster.
 
-Speaks protocol.py's JSON lines on stdin/stdout: a hello carrying the signing key, then one signed result
-per request line. It never exits except at the end of stdin, or when the work tree boot.py unpacked for it
-(in a container) failed; every other failure becomes a result.
+Speaks protocol.py's JSON lines on stdin/stdout: a hello carrying the signing key, then one signed result per
+request line. It ends only at the end of stdin or when the tree boot.py unpacks (in a box) failed.
 """
 
 from __future__ import annotations
@@ -269,8 +268,7 @@ def main(argv: list[str] | None = None, tree: Tree | None = None) -> int:
     args = parse_args(argv)
     harden()
     inp, out = private_stdio()
-    failed = tree.finish() if tree else ""
-    if failed:
+    if failed := (tree.finish() if tree else ""):
         log(failed)
     if tree and tree.desynced:  # bytes of the tree may be unread ahead of the hello: it cannot be found
         return 2

@@ -27,6 +27,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,18 +53,22 @@ class StagedRepo:
     outside_links: list[str] = field(default_factory=list)
     """Symlinks in `files` that leave the repo: in the container they point at STAND_IN instead."""
     _tars: dict[int | None, bytes] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """One build of each tar, however many boxes open at once."""
 
     def tree_tar(self, uid: int) -> bytes:
         """The work tree without `.git`, names relative to the repo root: files and directories owned by uid."""
-        if uid not in self._tars:
-            self._tars[uid] = _tree_tar(self.path, uid)
-        return self._tars[uid]
+        with self._lock:
+            if uid not in self._tars:
+                self._tars[uid] = _tree_tar(self.path, uid)
+            return self._tars[uid]
 
     def git_tar(self) -> bytes:
         """`.git` alone, names relative to the repo root: root-owned, read-only (0444 files, 0555 dirs)."""
-        if None not in self._tars:
-            self._tars[None] = _git_tar(self.path)
-        return self._tars[None]
+        with self._lock:
+            if None not in self._tars:
+                self._tars[None] = _git_tar(self.path)
+            return self._tars[None]
 
     def cleanup(self) -> None:
         shutil.rmtree(self.path.parent, ignore_errors=True)
@@ -122,14 +127,16 @@ def _stage_tree(tree: Path, dest: Path, git_dir: Path | None = None) -> StagedRe
     dest.mkdir(parents=True, exist_ok=True)
     with open_repo(_init(dest)) as staging:
         staging.git.add("--all", "--force")
-        staging.git.commit("--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
+        # No automatic gc or maintenance: nothing may write .git in the background once it is staged.
+        staging.git(c=["gc.auto=0", "maintenance.auto=false"]).commit(
+            "--quiet", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "patcher base")
         # One pack instead of a loose object per file: Docker's put_archive, which puts .git in, pays per entry.
         staging.git(c=["pack.window=0", "core.fsync=none"]).repack("-a", "-d", "-q")
-        _readable(dest / ".git")  # a box may mount it read-only: the sandbox user must read it, whatever our umask
         outside = [rel for rel in files if (dest / rel).is_symlink() and leaves_repo(rel, os.readlink(dest / rel))]
         for i in range(0, len(outside), 500):
             staging.git.update_index("--skip-worktree", "--", *outside[i : i + 500])
         base = staging.head.commit.hexsha
+    _readable(dest / ".git")  # last: a box may mount it read-only, and the sandbox user must read all of it
     return StagedRepo(dest, base, source_commit, dirty, files, outside)
 
 

@@ -36,19 +36,26 @@ def docker_client(timeout: float = 120) -> docker.DockerClient:
 
 
 _SHARES: dict[str, bool] = {}
+UNIX_BASE_URL = "http+docker://localhost"
+"""The SDK's base URL for a daemon on a unix socket (ssh gives http+docker://ssh, tcp http(s)://host)."""
 
 
 def shares_files(client: docker.DockerClient) -> bool:
-    """Whether the daemon sees this machine's files, so a bind mount of a path here is that path: it answers
-    on a local socket and runs on this host (its name is our host name). Asked once per daemon address."""
+    """Whether the daemon sees this machine's files, so a bind mount of a path here is that path: the client
+    speaks to it over a unix socket and it runs on this host (its name is our host name). Asked once per
+    daemon address; a daemon that refused such a mount is forgotten (forget_sharing)."""
     url = str(client.api.base_url)
     if url not in _SHARES:
         try:
-            local = docker_host().startswith("unix://") and client.info().get("Name") == socket.gethostname()
+            local = url == UNIX_BASE_URL and client.info().get("Name") == socket.gethostname()
         except DOCKER_ERRORS:
             local = False
         _SHARES[url] = local
     return _SHARES[url]
+
+
+def forget_sharing(client: docker.DockerClient) -> None:
+    _SHARES[str(client.api.base_url)] = False
 
 
 def get_image(client: docker.DockerClient, ref: str) -> Image | None:

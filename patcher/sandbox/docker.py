@@ -19,8 +19,8 @@ from patcher.errors import EnvironmentUnavailable, SandboxError
 from patcher.intake import StagedRepo
 from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
-from patcher.sandbox.client import docker_client, shares_files
-from patcher.sandbox.pool import REPO_DIR, BoxPool, start_blank
+from patcher.sandbox.client import docker_client, forget_sharing, shares_files
+from patcher.sandbox.pool import REPO_DIR, Blank, BoxPool, start_blank
 from patcher.stopper import Stopper
 from sandbox.protocol import (
     REPORT_DIR,
@@ -117,19 +117,18 @@ class DockerSandbox:
         try:
             with ThreadPoolExecutor(max_workers=1) as builder:
                 tree = builder.submit(staged.tree_tar, cfg.uid)  # built while Docker creates and starts the box
-                blank = pool.take(cfg) if pool else None
-                mounted = blank is None and shares_files(self.client)  # a cold box: .git mounted read-only
-                if blank is None:
-                    blank = start_blank(self.client, cfg, staged.path / ".git" if mounted else None)
-                if not mounted:  # a spare started before its job, or a daemon elsewhere
-                    self._git = _PUTTER.submit(_put_git, blank.container, staged)
+                git = builder.submit(staged.git_tar)
+                blank, mounted = self._blank(staged)
                 self.volume, self.container = blank.volume, blank.container
                 self._stream = _AttachStream(blank.socket)
+                if not mounted:  # a spare started before its job, or a daemon elsewhere: Docker puts .git in
+                    self._git = _PUTTER.submit(_put_git, self.container, git.result())
                 self._channel = Channel(self._stream.send, self._stream.recv, cfg.backstop_s)
-                if len(tree.result()) > cfg.workspace_mb * 2**20:
-                    raise SandboxError(f"the repository's files ({len(tree.result()) / 2**20:.1f} MiB as a tar) do not "
-                                       f"fit the sandbox's {cfg.workspace_mb} MiB workspace: raise workspace_mb")
-                self._channel.hello(cfg.allowlist, timeout_s=30 + len(tree.result()) / 2**20, base=self.base_commit,
+                size = len(tree.result()) + (0 if mounted else len(git.result()))
+                if size > cfg.workspace_mb * 2**20:
+                    raise SandboxError(f"the repository ({size / 2**20:.1f} MiB as tar) does not fit the sandbox's "
+                                       f"{cfg.workspace_mb} MiB workspace: raise workspace_mb")
+                self._channel.hello(cfg.allowlist, timeout_s=30 + size / 2**20, base=self.base_commit,
                                     tree=tree.result())
         except SandboxError as e:
             said = self._stream.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] if self._stream else []
@@ -146,6 +145,20 @@ class DockerSandbox:
         except BaseException:
             self.close()
             raise
+
+    def _blank(self, staged: StagedRepo) -> tuple[Blank, bool]:
+        """A spare from the pool, or a box started now (told its tree comes at once); and whether .git is
+        mounted in it: read-only, at its start, when the daemon sees this machine's files (else, or when the
+        daemon refuses the mount, Docker puts it in after the start)."""
+        blank = self._pool.take(self.config) if self._pool else None
+        if blank is not None:
+            return blank, False
+        if shares_files(self.client):
+            try:
+                return start_blank(self.client, self.config, staged.path / ".git", tree_first=True), True
+            except docker.errors.APIError:
+                forget_sharing(self.client)  # a daemon that cannot mount this path: copy it in from now on
+        return start_blank(self.client, self.config, tree_first=True), False
 
     def call(self, request: Request, deadline_s: float | None = None) -> ToolResult:
         if self._broken:
@@ -197,6 +210,8 @@ class DockerSandbox:
             raise
 
     def close(self) -> None:
+        if self._git is not None:
+            self._git.cancel()  # not started yet: never for a closed box
         if self._stream is not None:
             self._stream.close()
             self._stream = None
@@ -222,10 +237,10 @@ class DockerSandbox:
         self.close()
 
 
-def _put_git(container: Any, staged: StagedRepo) -> None:
+def _put_git(container: Any, git_tar: bytes) -> None:
     """`.git` put in by Docker as root (root-owned, read-only) once the box runs (its tmpfs repo directory is
     mounted only then), beside the tree's unpacking in the box."""
-    if not container.put_archive(REPO_DIR, staged.git_tar()):
+    if not container.put_archive(REPO_DIR, git_tar):
         raise SandboxError("Docker refused to copy .git in")
 
 

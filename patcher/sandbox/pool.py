@@ -20,6 +20,7 @@ from typing import Any
 import docker
 import docker.errors
 from docker.models.containers import _create_container_args
+from docker.types import Mount
 
 from patcher.config import SandboxConfig
 from patcher.sandbox.hardening import hardened
@@ -32,6 +33,7 @@ SERVER_FLAGS = ("-S", "-P")
 """No site (no .pth code of the environment) and no unsafe sys.path[0] (the repo) in the key holder."""
 BOOT = "import sys; from sandbox.boot import main; sys.exit(main(sys.argv[1:]))"
 """sandbox/boot.py run as -c, not -m: runpy's imports would delay the start of the tree's unpacking."""
+TREE_FIRST = ("--tree", "first")
 
 
 @dataclass
@@ -51,9 +53,12 @@ class Blank:
                 thing.remove(force=True)
 
 
-def start_blank(client: docker.DockerClient, cfg: SandboxConfig, git_dir: Path | None = None) -> Blank:
+def start_blank(client: docker.DockerClient, cfg: SandboxConfig, git_dir: Path | None = None,
+                tree_first: bool = False) -> Blank:
     """Volume, container and attach socket; the container started, its server waiting for a hello. `git_dir`:
-    a `.git` of this machine, mounted read-only at the repo's `.git` (the daemon must see this machine's files)."""
+    a `.git` of this machine, bind-mounted read-only at the repo's `.git` (the daemon must see this machine's
+    files: a missing path is refused, never made). `tree_first`: the work tree is sent at once (not a spare),
+    so the box unpacks it before it loads the server (sandbox/boot.py)."""
     labels = owner_labels()
     name = f"patcher-{secrets.token_hex(6)}"
     volume = client.volumes.create(name=name, driver="local", labels=labels, driver_opts={
@@ -62,8 +67,10 @@ def start_blank(client: docker.DockerClient, cfg: SandboxConfig, git_dir: Path |
     blank = Blank(volume, None, None)
     try:
         args = container_args(cfg, name, labels)
+        if tree_first:
+            args["command"] = [*args["command"], *TREE_FIRST]
         if git_dir is not None:
-            args["volumes"][str(git_dir)] = {"bind": f"{REPO_DIR}/.git", "mode": "ro"}
+            args["mounts"] = [Mount(f"{REPO_DIR}/.git", str(git_dir), type="bind", read_only=True)]
         blank.container = _create(client, name, args)
         blank.socket = blank.container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         blank.container.start()

@@ -58,7 +58,11 @@ def test_symlinks_are_kept_as_links_and_device_nodes_dropped(tmp_path: Path) -> 
     os.mkfifo(repo / "fifo")
     git(repo, "add", "leak")
     git(repo, "commit", "-qm", "link")
-    staged = stage_repo(str(repo))
+    umask = os.umask(0o077)  # a private umask: the staging .git must still be readable by a box's user
+    try:
+        staged = stage_repo(str(repo))
+    finally:
+        os.umask(umask)
     try:
         assert os.readlink(staged.path / "leak") == "/etc/passwd"
         assert not (staged.path / "fifo").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from patcher.sandbox.pool import BOOT, SERVER_FLAGS
+from patcher.sandbox.pool import BOOT, SERVER_FLAGS, TREE_FIRST
 from sandbox.boot import HEADER, header
 from sandbox.protocol import ReadFileRequest, decode_result, encode_request
 
@@ -41,8 +41,11 @@ def hello() -> bytes:
     return json.dumps({"hello": {"key": KEY.hex(), "allow": [], "base": "HEAD"}}).encode() + b"\n"
 
 
-def boot(repo: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, *SERVER_FLAGS, "-c", BOOT, "--repo", str(repo), "--sweep", "group"],
+def boot(repo: Path, first: bool = True) -> subprocess.Popen[bytes]:
+    """As a box started for its job runs it (`first`: its tree comes at once), or as a pool's spare."""
+    flags = TREE_FIRST if first else ()
+    return subprocess.Popen([sys.executable, *SERVER_FLAGS, "-c", BOOT, "--repo", str(repo), "--sweep", "group",
+                             *flags],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=repo,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
 
@@ -65,7 +68,7 @@ def test_a_tree_sent_ahead_of_the_hello_is_unpacked_and_the_stream_stays_in_step
     repo = tmp_path / "repo"
     repo.mkdir()
     tree = tar_of({"pkg/mod.py": b"x = 1\n", "README.md": b"hello\n" * 5000}, {"link": "pkg/mod.py"})
-    proc = boot(repo)
+    proc = boot(repo, first=not late)
     try:
         if late:  # a pool's spare: its server loads first and waits for the header
             time.sleep(0.5)

@@ -19,6 +19,7 @@ from pathlib import Path
 import docker
 import pytest
 
+import patcher.sandbox.client as client_mod
 import patcher.sandbox.docker as docker_box
 from patcher.config import LABEL
 from patcher.errors import EnvironmentUnavailable, SandboxError
@@ -505,3 +506,23 @@ def test_until_git_is_in_only_reads_are_answered_and_a_failed_put_stops_the_box(
         assert time.monotonic() - started[0] >= 1.0
         with pytest.raises(SandboxError, match="stopped earlier"):
             box.call(ReadFileRequest("README.md"))
+
+
+def test_a_daemon_that_refuses_the_git_mount_gets_git_copied_in_from_then_on(
+        staged: StagedRepo, sandbox_image: str, docker_client: docker.DockerClient,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    real, tried = docker_box.start_blank, []
+
+    def refusing(client: docker.DockerClient, cfg: object, git_dir: Path | None = None, **kw: bool) -> object:
+        tried.append(git_dir)
+        if git_dir is not None:
+            raise docker.errors.APIError("invalid mount config for type \"bind\": bind source path does not exist")
+        return real(client, cfg, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(docker_box, "start_blank", refusing)
+    monkeypatch.setitem(client_mod._SHARES, str(docker_client.api.base_url), True)
+    for _ in range(2):
+        with DockerSandbox(staged, config(sandbox_image), client=docker_client) as box:
+            assert box.call(WriteFileRequest("new.py", "n = 1\n")).output == "wrote 6 bytes to new.py"
+            assert "+n = 1" in box.call(GitDiffRequest()).data["diff"]
+    assert tried == [staged.path / ".git", None, None]  # refused once, then not asked again

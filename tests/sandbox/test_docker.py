@@ -477,7 +477,7 @@ def test_a_repo_larger_than_the_workspace_fails_the_start_saying_so(
     git(repo, "commit", "-qm", "blob")
     staged = stage_repo(str(repo))
     try:
-        with pytest.raises(SandboxError, match=r"files \(3\.\d MiB as a tar\) do not fit the sandbox's 2 MiB "):
+        with pytest.raises(SandboxError, match=r"repository \(3\.\d MiB as tar\) does not fit the sandbox.s 2 MiB "):
             DockerSandbox(staged, config(sandbox_image, workspace_mb=2), client=docker_client)
         assert _owned(docker_client, owner_labels()[OWNER]) == ([], [])
     finally:

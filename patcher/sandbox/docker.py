@@ -156,7 +156,9 @@ class DockerSandbox:
         if shares_files(self.client):
             try:
                 return start_blank(self.client, self.config, staged.path / ".git", tree_first=True), True
-            except docker.errors.APIError:
+            except docker.errors.APIError as e:
+                if "mount" not in str(e).lower():  # a missing image, a daemon error: not about the mount
+                    raise
                 forget_sharing(self.client)  # a daemon that cannot mount this path: copy it in from now on
         return start_blank(self.client, self.config, tree_first=True), False
 

@@ -467,6 +467,7 @@ def test_a_failed_start_leaves_nothing(staged: StagedRepo, docker_client: docker
     with pytest.raises(EnvironmentUnavailable, match="missing"):
         DockerSandbox(staged, config("patcher-no-such-image:latest"), client=docker_client)
     assert _owned(docker_client, owner_labels()[OWNER]) == ([], [])
+    assert client_mod.shares_files(docker_client)  # a missing image says nothing about mounting .git
 
 
 def test_a_repo_larger_than_the_workspace_fails_the_start_saying_so(

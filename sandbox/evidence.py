@@ -13,10 +13,7 @@ import hmac
 import json
 import os
 import secrets
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (mypy honours the name)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 HARNESS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness")
 MAX_EVIDENCE_BYTES = 8 * 1024 * 1024

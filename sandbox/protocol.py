@@ -13,16 +13,16 @@ Standard library only.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import hmac
 import json
 import shlex
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (mypy honours the name)
-if TYPE_CHECKING:  # the server does not load typing: a box starts faster
-    from typing import Any
+NO_DATA: Mapping[str, Any] = MappingProxyType({})
+"""A result's data when it has none: one shared mapping, so read-only."""
 
 MAX_MODEL_OUTPUT = 64 * 1024
 """Bytes of tool output a model sees; the rest is cut with a note saying how much."""
@@ -47,47 +47,40 @@ REPORT_DIR = "/tmp/patcher-reports"
 SHELL_OPERATORS = frozenset({";", "&&", "||", "|", "&", ">", ">>", "<", "<<", "<<<", "|&", ">&", "<&", "(", ")"})
 
 
-@dataclass(frozen=True)
-class ReadFileRequest:
+class ReadFileRequest(NamedTuple):
     path: str
     start_line: int | None = None
     end_line: int | None = None
 
 
-@dataclass(frozen=True)
-class SearchCodeRequest:
+class SearchCodeRequest(NamedTuple):
     pattern: str
     path: str | None = None
     glob: str | None = None
 
 
-@dataclass(frozen=True)
-class GitDiffRequest:
+class GitDiffRequest(NamedTuple):
     ref: str | None = None
 
 
-@dataclass(frozen=True)
-class WriteFileRequest:
+class WriteFileRequest(NamedTuple):
     path: str
     content: str
 
 
-@dataclass(frozen=True)
-class EditFileRequest:
+class EditFileRequest(NamedTuple):
     path: str
     old_text: str
     new_text: str
 
 
-@dataclass(frozen=True)
-class RunTestRequest:
+class RunTestRequest(NamedTuple):
     command: str
     evidence: bool = False
     """Host only: run under the harness and return its signed per-test records in data["evidence"]."""
 
 
-@dataclass(frozen=True)
-class JudgeRequest:
+class JudgeRequest(NamedTuple):
     """Run tests under the second judge (sandbox/judge/), outside pytest. Host only, not a model tool.
 
     `job` is JSON: {"cases": [{"id", "test": node id, "source": module text or null}],
@@ -96,8 +89,7 @@ class JudgeRequest:
     job: str
 
 
-@dataclass(frozen=True)
-class ReadReportRequest:
+class ReadReportRequest(NamedTuple):
     """Fetch a file from the report dir (REPORT_DIR, e.g. a JUnit XML the host asked pytest for).
 
     Not a model tool: only the host sends it."""
@@ -105,8 +97,7 @@ class ReadReportRequest:
     name: str
 
 
-@dataclass(frozen=True)
-class CheckRequest:
+class CheckRequest(NamedTuple):
     """Run a pytest command in a process forked from a warm interpreter (sandbox/forks.py). Host only: a
     fix candidate's check, cheaper than `run_test` and with weaker evidence (unsigned per-test outcomes in
     data["passed"] and data["failed"]); never used to verify."""
@@ -117,13 +108,11 @@ class CheckRequest:
     (the host does it before its coverage run, so the imports overlap it); the next check waits for it."""
 
 
-@dataclass(frozen=True)
-class PingRequest:
-    pass
+class PingRequest(NamedTuple):
+    """Answered "pong": the server is alive and in step."""
 
 
-@dataclass(frozen=True)
-class ModulesRequest:
+class ModulesRequest(NamedTuple):
     """Top-level import names of the distributions installed in the box (data["modules"]). Host only."""
 
 
@@ -141,7 +130,7 @@ Request = (
     | CheckRequest
 )
 
-REQUEST_TYPES: dict[str, type] = {
+REQUEST_TYPES: dict[str, type[Request]] = {
     "read_file": ReadFileRequest,
     "search_code": SearchCodeRequest,
     "git_diff": GitDiffRequest,
@@ -158,15 +147,16 @@ TOOL_NAMES: dict[type, str] = {v: k for k, v in REQUEST_TYPES.items()}
 MODEL_TOOLS = ("read_file", "search_code", "git_diff", "write_file", "edit_file", "run_test")
 
 
-@dataclass
-class ToolResult:
+class ToolResult(NamedTuple):
+    """One answer: `output` is what a model reads (an error when is_error), `data` what the host reads."""
+
     is_error: bool
     output: str
     exit_code: int | None = None
     truncated_bytes: int = 0
     timed_out: bool = False
     duration_ms: float = 0.0
-    data: dict[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any] = NO_DATA
 
     @classmethod
     def error(cls, sentence: str, **kw: Any) -> ToolResult:
@@ -182,9 +172,9 @@ def build_request(tool: str, args: dict[str, Any]) -> Request:
     if tool not in REQUEST_TYPES:
         raise ProtocolError(f"unknown tool {tool!r}; tools: {', '.join(MODEL_TOOLS)}")
     cls = REQUEST_TYPES[tool]
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields: dict[str, str] = cls.__annotations__  # name -> type, as written (a string: postponed annotations)
     unknown = sorted(set(args) - set(fields))
-    required = [n for n, f in fields.items() if f.default is dataclasses.MISSING]
+    required = [n for n in fields if n not in cls._field_defaults]
     missing = [n for n in required if n not in args]
     if unknown or missing:
         parts = []
@@ -196,7 +186,7 @@ def build_request(tool: str, args: dict[str, Any]) -> Request:
     for name, value in args.items():
         if value is None:
             continue
-        want = fields[name].type
+        want = fields[name]
         if "int" in str(want) and not (isinstance(value, int) and not isinstance(value, bool)):
             raise ProtocolError(f"{tool}: argument {name} must be an integer, got {value!r}")
         if "str" in str(want) and "int" not in str(want) and not isinstance(value, str):
@@ -205,7 +195,7 @@ def build_request(tool: str, args: dict[str, Any]) -> Request:
 
 
 def encode_request(call_id: int, request: Request, deadline_s: float) -> bytes:
-    body = {"id": call_id, "tool": TOOL_NAMES[type(request)], "args": dataclasses.asdict(request),
+    body = {"id": call_id, "tool": TOOL_NAMES[type(request)], "args": request._asdict(),
             "deadline_s": deadline_s}
     return (json.dumps(body) + "\n").encode()
 
@@ -225,7 +215,7 @@ def sign(key: bytes, payload: str) -> str:
 
 
 def encode_result(call_id: int, result: ToolResult, key: bytes) -> bytes:
-    payload = json.dumps(dataclasses.asdict(result), sort_keys=True)
+    payload = json.dumps({**result._asdict(), "data": dict(result.data)}, sort_keys=True)
     line = json.dumps({"id": call_id, "result": payload, "mac": sign(key, f"{call_id}:{payload}")})
     return (line + "\n").encode()
 

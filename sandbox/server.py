@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from types import SimpleNamespace as Namespace
+from typing import TYPE_CHECKING
 
 from sandbox import tools
 from sandbox.paths import ToolError
@@ -44,8 +45,7 @@ from sandbox.protocol import (
     encode_result,
 )
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without loading typing (mypy honours the name)
-if TYPE_CHECKING:  # typing is not loaded in the box (a box starts faster), nor boot a second time
+if TYPE_CHECKING:  # run as boot's -c, boot is __main__: importing it here would load it a second time
     from typing import Any, BinaryIO
 
     from sandbox.boot import Tree
@@ -216,8 +216,7 @@ def handle(ctx: tools.Context, line: bytes) -> tuple[int, ToolResult]:
         result = ToolResult.error(f"{what}; send one JSON request per line as protocol.py describes")
     else:
         result = call(ctx, request, deadline_s)
-    result.duration_ms = round((time.monotonic() - started) * 1000, 3)
-    return call_id, result
+    return call_id, result._replace(duration_ms=round((time.monotonic() - started) * 1000, 3))
 
 
 def serve(ctx: tools.Context, key: bytes, inp: BinaryIO, out: BinaryIO) -> int:

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from sandbox.nearest import hint
 from sandbox.paths import ToolError, listing, open_regular, plain_name, resolve_read, resolve_write
 from sandbox.protocol import (
     MAX_MODEL_OUTPUT,
     MAX_WRITE_BYTES,
-    TYPE_CHECKING,
     EditFileRequest,
     GitDiffRequest,
     ReadFileRequest,
@@ -39,8 +38,7 @@ GIT = ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-
 DIFF_FLAGS = ["--no-ext-diff", "--no-textconv", "--binary", "--no-color", "--src-prefix=a/", "--dst-prefix=b/"]
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     repo: str
     """Real path of the repository."""
     base: str

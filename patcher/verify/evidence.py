@@ -6,6 +6,7 @@ process. `check()` names the first disagreement, which makes the run `report_tam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ class Stream:
         return len(self.passed | self.failed | self.skipped)
 
 
-def read_stream(data: dict[str, Any]) -> Stream:
+def read_stream(data: Mapping[str, Any]) -> Stream:
     """Per-test outcomes from the records: failed if any phase failed, else skipped if any phase skipped."""
     got = data.get("evidence")
     if not isinstance(got, dict):

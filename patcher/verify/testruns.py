@@ -19,6 +19,7 @@ import secrets
 import shlex
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,7 +132,7 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
     return run
 
 
-def _read_stream(box: Sandbox, data: dict[str, Any], report: str | None, run: TestRun) -> None:
+def _read_stream(box: Sandbox, data: Mapping[str, Any], report: str | None, run: TestRun) -> None:
     stream = read_stream(data)
     counts = None
     if report is not None and stream.end is not None and run.exit_code in CLAIMING_EXITS:

@@ -117,14 +117,15 @@ class DockerSandbox:
         try:
             with ThreadPoolExecutor(max_workers=1) as builder:
                 tree = builder.submit(staged.tree_tar, cfg.uid)  # built while Docker creates and starts the box
-                git = builder.submit(staged.git_tar)
                 blank, mounted = self._blank(staged)
                 self.volume, self.container = blank.volume, blank.container
                 self._stream = _AttachStream(blank.socket)
+                git = b""
                 if not mounted:  # a spare started before its job, or a daemon elsewhere: Docker puts .git in
-                    self._git = _PUTTER.submit(_put_git, self.container, git.result())
+                    git = builder.submit(staged.git_tar).result()
+                    self._git = _PUTTER.submit(_put_git, self.container, git)
                 self._channel = Channel(self._stream.send, self._stream.recv, cfg.backstop_s)
-                size = len(tree.result()) + (0 if mounted else len(git.result()))
+                size = len(tree.result()) + len(git)
                 if size > cfg.workspace_mb * 2**20:
                     raise SandboxError(f"the repository ({size / 2**20:.1f} MiB as tar) does not fit the sandbox's "
                                        f"{cfg.workspace_mb} MiB workspace: raise workspace_mb")

@@ -193,6 +193,7 @@ print(json.dumps({
     "remove_index": attempt(lambda: os.unlink(".git/index")),
     "chmod": attempt(lambda: os.chmod(".git", 0o777)),
     "replace_head": attempt(lambda: os.replace("calc.py", ".git/HEAD")),
+    "hardlink": attempt(lambda: (os.link(".git/config", "cfg"), append("cfg"))),  # a name of its own to write by
 }))
 """
 
@@ -200,10 +201,11 @@ print(json.dumps({
 EROFS, EXDEV = f"OSError:{errno.EROFS}", f"OSError:{errno.EXDEV}"
 GIT_REFUSALS = {  # .git mounted read-only (a daemon on this machine) / put in root-owned and read-only
     "mounted": {"config": "PermissionError:13", "hook": "FileNotFoundError:2", "hooks_dir": EROFS,
-                "rename": "PermissionError:1", "remove_index": EROFS, "chmod": EROFS, "replace_head": EXDEV},
+                "rename": "PermissionError:1", "remove_index": EROFS, "chmod": EROFS, "replace_head": EXDEV,
+                "hardlink": EXDEV},
     "copied": {"config": "PermissionError:13", "hook": "FileNotFoundError:2", "hooks_dir": "PermissionError:13",
                "rename": "PermissionError:1", "remove_index": "PermissionError:13", "chmod": "PermissionError:1",
-               "replace_head": "PermissionError:13"},
+               "replace_head": "PermissionError:13", "hardlink": "PermissionError:1"},
 }
 
 

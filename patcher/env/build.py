@@ -31,7 +31,7 @@ import docker
 import docker.errors
 import requests
 
-from patcher.config import LABEL, SANDBOX_UID
+from patcher.config import LABEL, PYTHON_LABEL, SANDBOX_UID
 from patcher.env.cache import (
     BASE_SIZE_LABEL,
     ENV_LABEL,
@@ -43,6 +43,7 @@ from patcher.env.cache import (
 )
 from patcher.env.config import EnvConfig
 from patcher.env.egress import FORWARDER, PORT_IN_BOX, SOCKET_DIR_IN_BOX, EgressProxy, allowlist
+from patcher.env.image import BASE_LABEL
 from patcher.env.pip import index_credentials, index_secrets, pip_settings, scrub
 from patcher.env.plan import SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
 from patcher.errors import EnvironmentUnavailable, SetupFailed
@@ -122,7 +123,8 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
         inputs = {"files": sorted(plan.files), "setup": plan.setup_command, "extras": plan.extras,
                   "base": config.base_image, "base_id": base.id.removeprefix("sha256:")[:12],
                   "repo": staged.base_commit[:12] if plan.reads_repo else None}
-        labels = {LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
+        inherited = {k: v for k, v in (base.labels or {}).items() if k in (PYTHON_LABEL, BASE_LABEL)}
+        labels = {**inherited, LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
                   BASE_SIZE_LABEL: str(base.attrs["Size"])}
         repo, _, version = tag.rpartition(":")
         container.commit(repository=repo, tag=version, conf={"Labels": labels, "Cmd": ["python3"]})

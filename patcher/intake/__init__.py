@@ -9,10 +9,11 @@ from patcher.intake.frames import CrashSite, crash_site, innermost_repo_frames, 
 from patcher.intake.gitview import find_toplevel, git_dirs
 from patcher.intake.hostgit import GitFailed, host_git, open_repo
 from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.intake.repoconfig import Effective, effective
+from patcher.intake.repoconfig import PYTHON_PATTERN, Effective, effective
 from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback, parse_traceback
 
 __all__ = [
+    "PYTHON_PATTERN",
     "CloneLimits",
     "CrashSite",
     "Effective",

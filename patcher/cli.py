@@ -65,6 +65,10 @@ def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
     _out(text)
     sys.stdout.flush()
     if not as_json:
+        from patcher.trace import environment_lines
+
+        for line in environment_lines(result.provenance or {}):  # the Python and the dependencies, doctor-style
+            err.print(plain(line), markup=False, highlight=False, soft_wrap=True)
         colour = "green" if result.status == "verified" else "red"
         err.print(f"[{colour}]{result.status}[/] ({result.reason}): {markup_safe(result.message)}", highlight=False,
                   soft_wrap=True)

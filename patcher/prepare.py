@@ -13,7 +13,7 @@ from typing import Any
 
 from patcher.agent import reproduction_command
 from patcher.config import SandboxConfig, patcher_home
-from patcher.env import EnvConfig, ensure_env_image, job_python
+from patcher.env import EnvConfig, ensure_env_image, job_python, setup_of
 from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, effective, map_frames
 from patcher.result import JobResult, Reason, empty_verification, exit_code_for, status_for
 from patcher.review import base_provenance, with_result
@@ -69,7 +69,8 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     progress("preparing the environment image (dependencies)")
     image = ensure_env_image(staged, settings.setup, EnvConfig(base_image=python.image), client, progress)
     stopper.check()
-    trace.emit("environment", image=image, base_image=python.image, python=python.as_json())
+    environment = {"python": python.as_json(), "setup": setup_of(client, image)}
+    trace.emit("environment", image=image, base_image=python.image, **environment)
     cfg = cfg.model_copy(update={"image": image})
 
     pool = BoxPool(client)  # the next box starts while this one works: baseline, agent, verification
@@ -77,7 +78,7 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     pool.warm(cfg, JOB_SPARES)
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
     job = Job(staged, DockerBoxes(cfg, client, pool, stopper), suite_command, repro, exc_type, site, parsed,
-              traceback, cfg.image, client, environment={"python": python.as_json()})
+              traceback, cfg.image, client, environment=environment)
     base = run_baseline(job)
     stopper.check()
     emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])

@@ -37,7 +37,7 @@ def base_provenance(job: Job, repo: str, ref: str | None, user_test: str | None)
     return {"repo": scrub_userinfo(repo), "ref": ref, "source_commit": staged.source_commit, "dirty": staged.dirty,
             "tree": staged_tree(staged), "reproduction": {"command": repro, "source": source},
             "suite_command": job.suite_command, "image": image, "image_id": image_id, "patcher_version": __version__,
-            "python": job.environment.get("python")}
+            "python": job.environment.get("python"), "setup": job.environment.get("setup")}
 
 
 def staged_tree(staged: StagedRepo) -> str:

@@ -33,7 +33,8 @@ class Job:
     client: docker.DockerClient | None = None
     baseline: Baseline | None = None
     environment: dict[str, Any] = field(default_factory=dict)
-    """What the boxes were made of, for provenance: `python` (version, image, source)."""
+    """What the boxes were made of, for provenance: `python` (version, image, source) and `setup` (what the
+    environment image's setup read and installed; None without one)."""
 
     @property
     def base(self) -> Baseline:

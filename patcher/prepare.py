@@ -57,7 +57,7 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     test_command, cfg, suite_command = settings.test_command, settings.sandbox, settings.suite_command
     trace, progress, stopper = ctx.trace, ctx.progress, ctx.stopper
     if parsed is not None:
-        parsed = map_frames(parsed, staged.files)
+        parsed = map_frames(parsed, staged.files, staged.path)
     repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
     exc_type = parsed.exception.type if parsed and parsed.exception else None
     site = crash_site(parsed) if parsed else None

@@ -364,7 +364,7 @@ CASES = [
             (
                 "src/shop/cart.py",
                 12,
-                "",
+                "<listcomp>",  # pytest shows the comprehension's implicit `.0` argument
                 'return [pricing.apply_discount(i["price"], discount) for i in self.items]',
                 "src/shop/cart.py",
             ),
@@ -520,7 +520,8 @@ CASES = [
 
 
 def test_every_fixture_has_a_case() -> None:
-    assert sorted(c.fixture for c in CASES) == sorted(p.name for p in DATA.glob("*.txt"))
+    nested = {p.name for p in DATA.glob("nested_*.txt")}  # tests/intake/test_framenames.py reads those
+    assert sorted(c.fixture for c in CASES) == sorted(p.name for p in DATA.glob("*.txt") if p.name not in nested)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.fixture)

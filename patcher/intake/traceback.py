@@ -47,6 +47,7 @@ _E_LINE = re.compile(r"E(?: (?P<text>.*))?$")
 _SUMMARY = re.compile(r"(?:SUB)?(?:FAILED|ERROR)(?:\(.*\))? "  # pytest 9 subtests: SUBFAILED(params) node
                       r"(?P<node>[^\s:]+\.py(?:::[^\s:\[]+)*(?:\[[^\]]*\])?)(?: - (?P<msg>.*))?\s*$")
 _PROGRESS = re.compile(r"(?P<node>\S+?\.py::\S+) (?:FAILED|ERROR)\b")
+_UNITTEST = re.compile(r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): (?P<name>\w+) \((?P<where>[A-Za-z_][\w.]*)\)")
 _LOG_RECORD = re.compile(r"\[?\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
 _QUALIFIED = re.compile(r"[\w.<>]+\.(?P<name><?\w+>?)")
 
@@ -151,6 +152,10 @@ class _Parser:
                 self.failing.append(m["node"])
             msg = m.groupdict().get("msg")
             self.summary_exc = (msg and _summary_exception(msg)) or self.summary_exc
+        elif (m := _UNITTEST.match(line)) and not m["where"].startswith("unittest."):
+            where = m["where"]  # `mod.Case.test_x` since Python 3.11; `mod.Case` before
+            test = where if where.endswith("." + m["name"]) else f"{where}.{m['name']}"
+            self.failing += [test] if test not in self.failing else []
         elif HEADER.match(line):
             if self.tb is None or not self.tb.empty():
                 self._finish(_Tb(), new_section=self.tb is None or depth == 0)

@@ -26,13 +26,21 @@ FAILING_TAIL_LINES = 15
 
 
 def reproduction_command(parsed: ParsedTraceback, test_command: str | None, repo_files: list[str]) -> str | None:
-    """--test, else the failing test a pytest traceback names (if its file is in the repo), else None."""
+    """--test, else the failing test a pytest traceback names (if its file is in the repo), else the last one a
+    unittest report names (`mod.Case.test_x`, its module a repo file): run by Django's `manage.py test` when
+    the repository has one at its root, else by `python -m unittest`; else None."""
     if test_command:
         return test_command
     files = set(repo_files)
     for node in parsed.failing_tests:
         if node.split("::", 1)[0] in files:
             return f"python -m pytest -q {shlex.quote(node)}"
+    for test in reversed([t for t in parsed.failing_tests if "::" not in t]):
+        parts = test.split(".")
+        modules = ("/".join(parts[:n]) for n in range(1, len(parts)))
+        if any(f"{m}.py" in files or f"{m}/__init__.py" in files for m in modules):
+            runner = "python manage.py test" if "manage.py" in files else "python -m unittest"
+            return f"{runner} {shlex.quote(test)}"
     return None
 
 

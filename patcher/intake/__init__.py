@@ -5,6 +5,7 @@ repo's files, and the repo's own `[tool.patcher]` settings read from the base tr
 
 from patcher.intake.access import GitAccess
 from patcher.intake.clone import CloneLimits
+from patcher.intake.credhelper import private_text
 from patcher.intake.frames import CrashSite, crash_site, innermost_repo_frames, map_frames
 from patcher.intake.gitview import find_toplevel, git_dirs
 from patcher.intake.hostgit import GitFailed, host_git, open_repo
@@ -31,5 +32,6 @@ __all__ = [
     "map_frames",
     "open_repo",
     "parse_traceback",
+    "private_text",
     "stage_repo",
 ]

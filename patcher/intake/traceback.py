@@ -11,6 +11,9 @@ carets) and pytest output (`--tb=long|short|native`, summary lines), bare or ins
 - Message: the exception line and what follows it up to a blank line, a log record, a line with another
   log prefix or another traceback structure (at most 20 lines). pytest's `E   assert …` means AssertionError.
 - A frame with no function in view (SyntaxError layout, a pytest long entry without `def`) has "".
+- Local variables printed under a frame's source line (`    name = value`, the layout of
+  `traceback.TracebackException(capture_locals=True)`, which crash intake writes) become the frame's `locals`:
+  text to read, never evaluated.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ _SUMMARY = re.compile(r"(?:SUB)?(?:FAILED|ERROR)(?:\(.*\))? "  # pytest 9 subtes
 _PROGRESS = re.compile(r"(?P<node>\S+?\.py::\S+) (?:FAILED|ERROR)\b")
 _LOG_RECORD = re.compile(r"\[?\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
 _DEF = re.compile(r"\s*(?:async\s+)?def\s+(?P<name>\w+)")
+_LOCAL = re.compile(r"\s+(?P<name>[A-Za-z_]\w*) = (?P<value>.*\S)\s*$")
+MAX_LOCALS = 50
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,8 @@ class Frame:
     source: str | None
     repo_path: str | None = None
     external: bool = True
+    locals: tuple[tuple[str, str], ...] = ()
+    """(name, value text) of the frame's local variables when the report carried them."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,7 @@ class _Parser:
         self.tb: _Tb | None = None
         self.pending: list[str] = []  # pytest --tb=long lines since the last frame
         self.source_for: int | None = None  # indentation of a frame line whose source comes next
+        self.locals_for: int | None = None  # indentation of the frame line whose variables may follow
         self.in_message = self.in_pytest = self.skipping = self.pytest_seen = False
         self.failing: list[str] = []
         self.summary_exc: ExceptionInfo | None = None
@@ -135,7 +143,7 @@ class _Parser:
         elif not self.skipping and not self._structure(line, depth):
             self._content(line, prefix)
             return
-        self.in_message, self.source_for = False, None
+        self.in_message, self.source_for, self.locals_for = False, None, None
 
     def _structure(self, line: str, depth: int) -> bool:
         if _SEPARATOR.match(line):
@@ -170,9 +178,16 @@ class _Parser:
                 source = line.strip()
                 frames = self._tb().frames
                 frames[-1] = replace(frames[-1], source=None if source == "???" else source)
+                self.locals_for = expected
                 return
         if not line.strip() or _NOISE.match(line):
             return
+        if self.locals_for is not None and (m := _LOCAL.match(line)) and indent(line) > self.locals_for:
+            frames = self._tb().frames
+            if len(frames[-1].locals) < MAX_LOCALS:
+                frames[-1] = replace(frames[-1], locals=(*frames[-1].locals, (m["name"], m["value"])))
+            return
+        self.locals_for = None
         if m := _FILE.match(line):
             if self.tb is None or self.tb.exc_type or self.tb.e_lines:
                 self._finish(_Tb(), new_section=True)

@@ -13,6 +13,8 @@ cookie, pages.py); /openapi.json, /docs and /static/style.css show none and need
     GET  /v1/jobs/{id}/attestation   the DSSE envelope (404 unless verified)
     GET  /v1/jobs/{id}/events        server-sent events of the trace (Last-Event-ID resumes)
     GET  /, /jobs/{id}, /login       review pages (pages.py)
+    POST /api/{project}/envelope/, /api/{project}/store/   crash intake in the Sentry protocol (sentry.py;
+                                     the DSN's key is the credential, no token)
 
 Every request passes HostGuard first: an unknown Host header is refused (421), and so is a state-changing
 request whose Origin is another site (403).
@@ -33,6 +35,8 @@ from patcher.errors import BadInput
 from patcher.server.auth import COOKIE, AuthError, HostGuard, page_reader, who_is
 from patcher.server.events import parse_last_id, stream
 from patcher.server.reverify import ReverifyRequest
+from patcher.server.sentry import CrashIntake
+from patcher.server.sentry import router as sentry_routes
 from patcher.server.service import (
     Conflict,
     Forbidden,
@@ -81,6 +85,7 @@ def create_app(settings: ServerSettings, start_workers: bool = True, bind_host: 
     app = FastAPI(title="patcher", version="0.1.0", lifespan=lifespan,
                   description="Sandboxed auto-patching: a traceback in, a test-verified diff out.")
     app.state.service = service
+    app.state.crash_intake = CrashIntake(service)
     _errors(app)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     hosts = [*settings.allowed_hosts, *([bind_host] if bind_host and bind_host not in ("0.0.0.0", "::") else [])]
@@ -89,6 +94,7 @@ def create_app(settings: ServerSettings, start_workers: bool = True, bind_host: 
     from patcher.server.pages import router as pages
 
     app.include_router(pages)
+    app.include_router(sentry_routes)
     return app
 
 
@@ -113,7 +119,7 @@ def _routes(app: FastAPI) -> None:
     def list_jobs(service: Service, who: Who,
                   state: JobState | None = None,
                   limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
-        return {"jobs": [service.summary(job) for job in service.list_jobs(state, limit)]}
+        return {"jobs": service.summaries(service.list_jobs(state, limit))}
 
     @app.get("/v1/jobs/{job_id}")
     def get_job(job_id: str, service: Service, who: Who) -> JSONResponse:

@@ -81,7 +81,7 @@ def index(request: Request, state: str | None = None) -> Response:
 
 def _index(service: JobService, who: str, state: str | None = None, error: str | None = None,
            form: dict[str, str] | None = None, status: int = 200) -> HTMLResponse:
-    jobs = [service.summary(job) for job in service.list_jobs(state, 200)]
+    jobs = service.summaries(service.list_jobs(state, 200))
     return render("index.html", status, jobs=jobs, state=state, who=who, error=error, form=form or {},
                   may_submit=service.settings.may(who, "submit"), roots=service.settings.repo_roots)
 

@@ -1,0 +1,69 @@
+"""Shared by the crash-intake tests: a projects file for the server, and an application under test that
+reports its crash with the real `sentry-sdk` (a subprocess: its own interpreter, its own SDK state)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+OTHER_KEY = "a5b4c3d2e1f00f1e2d3c4b5a69788796"
+
+APP = """
+import sys
+import sentry_sdk
+
+dsn, repo, release, call = sys.argv[1:5]
+sentry_sdk.init(dsn=dsn, release=release or None, default_integrations=False, include_local_variables=True,
+                transport_queue_size=10)
+sys.path.insert(0, repo)
+from shop.api import list_products
+from shop.pagination import page
+
+session_token = "tok-3f9a1c0d5e7b2a4c6e8f10"   # a module-level secret the frame's globals would show
+try:
+    eval(call)
+except Exception:
+    sentry_sdk.capture_exception()
+sentry_sdk.flush(10)
+"""
+
+
+def projects_file(path: Path, projects: list[dict[str, Any]], webhooks: list[dict[str, Any]] | None = None) -> Path:
+    """The file PATCHER_PROJECTS_FILE names, private to this user as the server requires."""
+    path.write_text(json.dumps({"projects": projects, "webhooks": webhooks or []}))
+    path.chmod(0o600)
+    return path
+
+
+def project(repo: str, **extra: Any) -> dict[str, Any]:
+    """Project 1 on KEY: the bundled shop, reproduced by its pagination tests, offline engine."""
+    return {"id": 1, "name": "shop", "keys": [KEY], "repo": repo,
+            "job": {"test_command": "python -m pytest -q tests/test_pagination.py", "engine": "offline"}} | extra
+
+
+def dsn(server_url: str, key: str = KEY, project_id: int = 1) -> str:
+    scheme, _, host = server_url.partition("://")
+    return f"{scheme}://{key}@{host}/{project_id}"
+
+
+def send_crash(dsn_: str, repo: Path, release: str = "", call: str = "list_products(3)") -> None:
+    """Run the application: it crashes in `call` and sends the crash with sentry-sdk."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY_")}
+    out = subprocess.run([sys.executable, "-c", APP, dsn_, str(repo), release, call], env=env, capture_output=True,
+                         text=True, timeout=60, cwd=repo)
+    assert out.returncode == 0, out.stderr
+
+
+def shop_repo(dest: Path) -> tuple[Path, str]:
+    """The bundled example (examples/shop) as a git repository at `dest`; (its path, its commit)."""
+    from tests.support.helpers import git, make_repo
+
+    root = Path(__file__).resolve().parents[2] / "examples" / "shop"
+    files = {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*.py"))}
+    make_repo(dest, files)
+    return dest, git(dest, "rev-parse", "HEAD")

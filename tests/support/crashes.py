@@ -67,3 +67,32 @@ def shop_repo(dest: Path) -> tuple[Path, str]:
     files = {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*.py"))}
     make_repo(dest, files)
     return dest, git(dest, "rev-parse", "HEAD")
+
+
+FIX_OLD, FIX_NEW = "min(end, len(items) + 1)", "min(end, len(items))"
+
+
+def fixed(repo: Path) -> tuple[str, str, str]:
+    """(the shop's fix as a git diff, the base tree, the tree with the fix), computed in a scratch copy."""
+    import shutil
+    import tempfile
+
+    from tests.support.helpers import git
+
+    scratch = Path(tempfile.mkdtemp(prefix="fix-"))
+    try:
+        shutil.copytree(repo, scratch / "r")
+        page = scratch / "r" / "shop" / "pagination.py"
+        page.write_text(page.read_text().replace(FIX_OLD, FIX_NEW))
+        diff = git(scratch / "r", "diff") + "\n"
+        git(scratch / "r", "add", "-A")
+        return diff, git(repo, "rev-parse", "HEAD^{tree}"), git(scratch / "r", "write-tree")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def tokens_file(path: Path, lines: dict[str, str]) -> Path:
+    """PATCHER_GIT_TOKENS_FILE: origin -> [user:]token, private to this user."""
+    path.write_text("".join(f"{origin} {token}\n" for origin, token in lines.items()))
+    path.chmod(0o600)
+    return path

@@ -57,9 +57,9 @@ def facts_of(change: Change) -> Facts:
                                                 "before": "failed", "after": "passed"},
                                "fail_to_pass": ["tests/test_pagination.py::test_last_page"],
                                "pass_to_pass": {"total": 2, "regressions": []}},
-                 crash={"title": "IndexError: list index out of range `x` @here", "culprit": "shop/pagination.py in page",
-                        "project": "shop", "release": "abc", "count": 3, "first_seen": "2026-12-02T10:00:00",
-                        "last_seen": "2026-12-02T10:05:00"})
+                 crash={"title": "IndexError: list index out of range `x` @here",
+                        "culprit": "shop/pagination.py in page", "project": "shop", "release": "abc", "count": 3,
+                        "first_seen": "2026-12-02T10:00:00", "last_seen": "2026-12-02T10:05:00"})
 
 
 def setup(tmp_path: Path, origin: str, forge: ScriptedForge, kind: str = "github"

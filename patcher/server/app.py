@@ -12,6 +12,8 @@ cookie, pages.py); /openapi.json, /docs and /static/style.css show none and need
                                                              the submitter cannot approve)
     GET  /v1/jobs/{id}/attestation   the DSSE envelope (404 unless verified)
     GET  /v1/jobs/{id}/events        server-sent events of the trace (Last-Event-ID resumes)
+    POST /v1/jobs/{id}/deliver       202 {id, delivery}  (review permission): deliver a verified job again
+    GET  /v1/jobs/{id}/delivery      {delivery, webhooks}: its pull request, and every webhook attempt
     GET  /, /jobs/{id}, /login       review pages (pages.py)
     POST /api/{project}/envelope/, /api/{project}/store/   crash intake in the Sentry protocol (sentry.py;
                                      the DSN's key is the credential, no token)
@@ -34,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from patcher.errors import BadInput
 from patcher.server.auth import COOKIE, AuthError, HostGuard, page_reader, who_is
 from patcher.server.events import parse_last_id, stream
+from patcher.server.outbox import NotDeliverable
 from patcher.server.reverify import ReverifyRequest
 from patcher.server.sentry import CrashIntake
 from patcher.server.sentry import router as sentry_routes
@@ -52,7 +55,7 @@ from patcher.server.settings import ServerSettings
 from patcher.server.store import IdempotencyConflict, JobState, UnknownJob
 
 STATUS = {UnknownJob: 404, NotAvailable: 404, IdempotencyConflict: 409, Conflict: 409, TooLarge: 413,
-          Forbidden: 403, TooMany: 429}
+          Forbidden: 403, TooMany: 429, NotDeliverable: 409}
 
 
 def token_name(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
@@ -139,6 +142,19 @@ def _routes(app: FastAPI) -> None:
     @app.get("/v1/jobs/{job_id}/attestation")
     def attestation(job_id: str, service: Service, who: Who) -> dict[str, Any]:
         return service.attestation(job_id)
+
+    @app.post("/v1/jobs/{job_id}/deliver", status_code=202)
+    def deliver(job_id: str, service: Service, who: Who) -> JSONResponse:
+        """Deliver a verified job (again): after a failed push or pull request, or for one not yet delivered;
+        nothing is pushed twice (delivery/run.py). 409 when there is nothing to deliver."""
+        service.allowed(who, "review")
+        service.get(job_id)
+        return JSONResponse({"id": job_id, "delivery": service.outbox.retry(job_id)}, 202)
+
+    @app.get("/v1/jobs/{job_id}/delivery")
+    def delivery(job_id: str, service: Service, who: Who) -> dict[str, Any]:
+        service.get(job_id)
+        return {"delivery": service.outbox.delivery_of(job_id), "webhooks": service.outbox.attempts_of(job_id)}
 
     @app.get("/v1/jobs/{job_id}/events", response_class=StreamingResponse)
     def events(job_id: str, service: Service, who: Who,

@@ -38,7 +38,9 @@ from patcher.request import JobRequest, job_spec
 from patcher.review import Approval, AttestConfig, attest, statement_of
 from patcher.server.checks import cap_request, check_repo
 from patcher.server.crashdb import CrashLog, Group
+from patcher.server.dispatch import Dispatcher
 from patcher.server.eventlog import EventLog
+from patcher.server.outbox import Outbox
 from patcher.server.reverify import carried_approval, first_submitter, is_reverify, reverify_spec, with_origin
 from patcher.server.settings import ServerSettings
 from patcher.server.store import Review, Store, StoredJob, UnknownJob
@@ -97,6 +99,8 @@ class JobService:
             workers=settings.workers, lease_s=settings.lease_s,
             exclusive=settings.exclusive and settings.workers > 0))  # an API-only node shares the store
         self._sign_lock = threading.RLock()
+        self.outbox = Outbox(self.store, settings)
+        self.dispatcher = Dispatcher(self.outbox)
 
     @cached_property
     def key(self) -> AttestConfig:
@@ -104,10 +108,14 @@ class JobService:
         return AttestConfig(signing_key=self.settings.key_path())
 
     def start(self) -> list[tuple[str, str]]:
-        return self.pool.start()
+        recovered = self.pool.start()
+        if self.outbox.active:
+            self.dispatcher.start()
+        return recovered
 
     def stop(self, timeout: float = 5.0) -> None:
         self.pool.stop(timeout)
+        self.dispatcher.stop()
         self.store.close()
 
     # jobs

@@ -96,3 +96,51 @@ def tokens_file(path: Path, lines: dict[str, str]) -> Path:
     path.write_text("".join(f"{origin} {token}\n" for origin, token in lines.items()))
     path.chmod(0o600)
     return path
+
+
+class Receiver:
+    """A webhook endpoint on loopback that checks every delivery with the `standardwebhooks` library (the
+    receivers' own implementation of the scheme) and keeps what it got; `fail` answers the next n with 500."""
+
+    def __init__(self, secret: str, fail: int = 0) -> None:
+        import http.server
+        import threading
+
+        from standardwebhooks import Webhook
+
+        receiver = self
+        self.secret, self.fail = secret, fail
+        self.got: list[dict[str, Any]] = []
+        """Each request: headers, body (parsed), verified (bool), status answered."""
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                try:
+                    Webhook(receiver.secret).verify(body, headers)
+                    verified = True
+                except Exception:
+                    verified = False
+                status = 500 if receiver.fail > 0 else 204 if verified else 400
+                receiver.fail -= status == 500
+                receiver.got.append({"headers": headers, "body": json.loads(body), "verified": verified,
+                                     "status": status})
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def types(self) -> list[str]:
+        return [g["body"].get("type", g["body"].get("text", "")) for g in self.got if g["status"] < 300]

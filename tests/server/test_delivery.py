@@ -167,6 +167,7 @@ def test_a_failed_delivery_says_why_and_a_retry_from_the_page_pushes_nothing_twi
 def test_only_a_reviewer_may_deliver_and_only_a_verified_job(world: World) -> None:
     send_crash(dsn(world.server.url), world.work, "9" * 40)
     with world.server.client(ALICE) as c:
-        queued = next(j["id"] for j in c.get("/v1/jobs").json()["jobs"] if (j["crash"] or {}).get("release") == "9" * 40)
+        jobs = c.get("/v1/jobs").json()["jobs"]
+        queued = next(j["id"] for j in jobs if (j["crash"] or {}).get("release") == "9" * 40)
         r = c.post(f"/v1/jobs/{queued}/deliver")
     assert r.status_code == 409 and "not verified" in r.json()["detail"]

@@ -4,10 +4,11 @@
 frame the failing line, then its neighbours (±1, ±2, inside the same function); on each line every
 template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
 the bodies of the repo functions called on its failing line come next, then the top lines of a coverage
-ranking (`suspects`, patcher/repair/localize.py) when there is one. The failing line's sources (repair/dataflow.py) come
-in the order it reads their names, those a crash report's local variables show holding the bad value first
-(repair/evidence.py). With a ranking, candidates are then sorted by the line's score × the template's prior (its place in `TEMPLATES`), ties by the line's place in the
-ranking. Each candidate is a git-style diff against the file as it is in `repo`; one whose result does
+ranking (`suspects`, patcher/repair/localize.py) when there is one. The failing line's sources
+(repair/dataflow.py) come in the order it reads their names, those a crash report's local variables show
+holding the bad value first (repair/evidence.py). With a ranking, candidates are then sorted by the line's
+score × the template's prior (its place in `TEMPLATES`), ties by the line's place in the ranking. Each
+candidate is a git-style diff against the file as it is in `repo`; one whose result does
 not compile, that repeats an earlier result, that would edit a test file, that silences the reported
 exception (deletes or weakens the raise it came from, or catches and discards it: repair/suppress.py)
 or that makes a branch dead (repair/dead.py) is dropped. One that turns the raise's guard into its

@@ -45,7 +45,7 @@ def test_the_offline_engine_tries_it_first_when_the_report_has_values(tmp_path: 
     repo = make_repo(tmp_path / "r", {"stats/__init__.py": "", "stats/calc.py": STATS})
     plain = parse_traceback(TB.format(locals=""))
     told = parse_traceback(TB.format(locals="    values = [5]\n    weight = 10\n    count = 0\n    scale = 1.0\n"))
-    assert [f.locals for f in told.frames][0][2] == ("count", "0")
+    assert told.frames[0].locals[2] == ("count", "0")
 
     def first_line_off_the_crash(parsed: object) -> int:
         return next(c.line for c in candidates(parsed, repo) if c.line != 4)  # type: ignore[arg-type]

@@ -4,11 +4,8 @@ chained causes, local variables), its group, its secrets redacted; and what is r
 from __future__ import annotations
 
 import gzip
-import http.server
 import json
-import threading
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,47 +23,14 @@ from patcher.crash import (
     traceback_text,
 )
 from patcher.intake import map_frames, parse_traceback
-from tests.support.crashes import KEY, send_crash, shop_repo
-
-
-class Catcher(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Catch)
-        self.got: list[tuple[str, dict[str, str], bytes]] = []
-
-
-class _Catch(http.server.BaseHTTPRequestHandler):
-    server: Catcher
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.server.got.append((self.path, dict(self.headers), body))
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"{}")
+from tests.support.crashes import KEY, captured, shop_repo
 
 
 @pytest.fixture(scope="module")
-def sent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str], bytes, Path]]:
+def sent(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str], bytes, Path]:
     """What the application's sentry-sdk sent for the shop's last-page crash: (path, headers, body, repo)."""
     repo, _ = shop_repo(tmp_path_factory.mktemp("app") / "shop")
-    server = Catcher()
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        send_crash(f"http://{KEY}@127.0.0.1:{server.server_address[1]}/1", repo, release="shop@1.4.2",
-                   call="list_products(3)")
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert len(server.got) == 1
-    yield (*server.got[0], repo)
+    return (*captured(repo, "shop@1.4.2"), repo)
 
 
 def crash_of(sent: tuple[str, dict[str, str], bytes, Path]) -> Any:
@@ -100,19 +64,11 @@ def test_the_crash_becomes_a_traceback_intake_parses_and_maps_onto_the_repositor
 
 
 def test_the_same_crash_has_the_same_group_and_another_crash_another(
-        sent: tuple[str, dict[str, str], bytes, Path], tmp_path: Path) -> None:
+        sent: tuple[str, dict[str, str], bytes, Path]) -> None:
     crash = crash_of(sent)
     assert crash.fingerprint == crash_of(sent).fingerprint
-    repo = sent[3]
-    server = Catcher()
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        send_crash(f"http://{KEY}@127.0.0.1:{server.server_address[1]}/1", repo, call="page([], 1, 'x')")
-    finally:
-        server.shutdown()
-        server.server_close()
-    other = crash_of(("", server.got[0][1], server.got[0][2], repo))
+    path, headers, body = captured(sent[3], "", call="page([], 1, 'x')")
+    other = crash_of((path, headers, body, sent[3]))
     assert other.title.startswith("TypeError") and other.fingerprint != crash.fingerprint
 
 

@@ -5,10 +5,7 @@ counts the same crash on it, and stores nothing of a malformed, oversized, unaut
 from __future__ import annotations
 
 import gzip
-import http.server
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,7 +13,7 @@ import pytest
 
 from patcher.server.store import Store
 from tests.support.api import ApiServer
-from tests.support.crashes import KEY, OTHER_KEY, dsn, project, projects_file, send_crash, shop_repo
+from tests.support.crashes import KEY, OTHER_KEY, captured, dsn, project, projects_file, send_crash, shop_repo
 
 
 @pytest.fixture(scope="module")
@@ -43,42 +40,6 @@ def commit_of(server: ApiServer) -> str:
 def crash_jobs(server: ApiServer) -> list[dict[str, Any]]:
     with server.client() as c:
         return [j for j in c.get("/v1/jobs", params={"limit": 500}).json()["jobs"] if j["crash"]]
-
-
-class Catcher(http.server.ThreadingHTTPServer):
-    """Takes what an SDK sends (to replay it by hand) and answers 200."""
-
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Catch)
-        self.got: list[tuple[str, dict[str, str], bytes]] = []
-
-
-class _Catch(http.server.BaseHTTPRequestHandler):
-    server: Catcher
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.server.got.append((self.path, dict(self.headers), self.rfile.read(int(self.headers["Content-Length"]))))
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"{}")
-
-
-def captured(repo: Path, release: str, call: str = "list_products(3)", key: str = KEY, project_id: int = 1
-             ) -> tuple[str, dict[str, str], bytes]:
-    catcher = Catcher()
-    threading.Thread(target=catcher.serve_forever, args=(0.05,), daemon=True).start()
-    try:
-        send_crash(dsn(f"http://127.0.0.1:{catcher.server_address[1]}", key, project_id), repo, release, call)
-    finally:
-        catcher.shutdown()
-        catcher.server_close()
-    return catcher.got[0]
 
 
 def post(server: ApiServer, sent: tuple[str, dict[str, str], bytes], **changes: Any) -> httpx.Response:

@@ -144,3 +144,38 @@ class Receiver:
 
     def types(self) -> list[str]:
         return [g["body"].get("type", g["body"].get("text", "")) for g in self.got if g["status"] < 300]
+
+
+Sent = tuple[str, dict[str, str], bytes]
+"""A request as an SDK sent it: path, headers, body."""
+
+
+def captured(repo: Path, release: str, call: str = "list_products(3)", key: str = KEY, project_id: int = 1) -> Sent:
+    """What the application's sentry-sdk sends for a crash in `call`, taken by a server on loopback that answers
+    200 (to read, or to send again by hand)."""
+    import http.server
+    import threading
+
+    got: list[Sent] = []
+
+    class Catch(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            got.append((self.path, dict(self.headers), self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Catch)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        send_crash(dsn(f"http://127.0.0.1:{server.server_address[1]}", key, project_id), repo, release, call)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(got) == 1, got
+    return got[0]

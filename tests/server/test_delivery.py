@@ -18,7 +18,7 @@ from patcher.server.store import Store
 from tests.support.api import ALICE
 from tests.support.crashes import fixed
 from tests.support.helpers import git
-from tests.support.world import API_TOKEN, World, until, world
+from tests.support.world import API_TOKEN, TOKEN, World, until, world
 
 Shop = tuple[World, Store]
 
@@ -116,6 +116,25 @@ def test_a_failed_delivery_says_why_and_a_retry_from_the_page_pushes_nothing_twi
 def test_only_a_verified_job_is_delivered(shop: Shop) -> None:
     world = shop[0]
     world.crash("9" * 40)
+    queued = world.job_of("9" * 40)
     with world.server.client(ALICE) as c:
-        r = c.post(f"/v1/jobs/{world.job_of('9' * 40)}/deliver")
+        r = c.post(f"/v1/jobs/{queued}/deliver")
+        assert c.post(f"/v1/jobs/{queued}/cancel").status_code == 200  # the later tests claim their own jobs
     assert r.status_code == 409 and "not verified" in r.json()["detail"]
+
+
+def test_a_failed_push_is_retried_from_the_page_and_pushed_once(shop: Shop) -> None:
+    world = shop[0]
+    pushes, pulls = world.remote.pushes, len(world.forge.pulls)
+    world.remote.options["fail_pushes"] = 1  # the remote answers the first push with 500
+    job_id = verified_job(shop, world.new_release("third"))
+    failed = until(lambda: (d := world.delivery(job_id))["delivery"] and d["delivery"]["state"] == "failed" and d)
+    assert "cannot push to" in failed["delivery"]["error"] and not failed["delivery"]["pushed"]
+    assert TOKEN not in failed["delivery"]["error"]
+    assert world.remote.pushes == pushes and len(world.forge.pulls) == pulls
+    with world.server.client() as c:
+        r = c.post(f"/jobs/{job_id}/deliver", headers={"Origin": world.server.url}, follow_redirects=False)
+        assert r.status_code == 303, r.text
+    done = until(lambda: (d := world.delivery(job_id))["delivery"]["state"] == "done" and d)
+    assert done["delivery"]["pushed"] and world.remote.pushes == pushes + 1 and len(world.forge.pulls) == pulls + 1
+    assert git(world.bare, "rev-parse", f"patcher/{job_id}") == done["delivery"]["commit"]

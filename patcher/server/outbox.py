@@ -91,6 +91,13 @@ class Outbox:
                 "pull_request": row.pull_request, "error": row.error, "tries": row.tries,
                 "updated_at": row.updated_at.isoformat()}
 
+    def delivers(self, job_id: str) -> bool:
+        """Whether the job belongs to a project that delivers pull requests."""
+        with Session(self.engine) as s:
+            name = s.scalar(select(CrashGroupRow.project).where(CrashGroupRow.job_id == job_id))
+        project = self.settings.projects().by_name(name)
+        return project is not None and project.delivery is not None
+
     def attempts_of(self, job_id: str) -> list[dict[str, Any]]:
         """Every webhook attempt for the job, oldest first, with its message's state."""
         with Session(self.engine) as s:

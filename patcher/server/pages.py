@@ -228,6 +228,7 @@ def _job_page(service: JobService, job_id: str, who: str | None, error: str | No
                   attempts=result.get("attempts") or _verifications(events),
                   reviews=service.reviews(job_id), carried=service.carried(job), error=error,
                   delivery=service.outbox.delivery_of(job_id), webhooks=service.outbox.attempts_of(job_id),
+                  delivers=service.outbox.delivers(job_id),
                   finished=job.state in FINISHED,
                   verified=job.state == "done" and result.get("status") == "verified",
                   dev=service.settings.dev, who=who)

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from patcher.delivery import EventType
 from patcher.errors import BadInput
-from patcher.server.crashdb import CrashGroupRow
+from patcher.server.crashdb import CrashGroupRow, CrashLog
 from patcher.server.db import JobRow, create_schema
 from patcher.server.outboxdb import AttemptRow, DeliveryRow, MessageRow, _Base, now
 from patcher.server.settings import ServerSettings
@@ -32,6 +32,7 @@ class NotDeliverable(BadInput):
 class Outbox:
     def __init__(self, store: Store, settings: ServerSettings) -> None:
         self.engine, self.settings = store.engine, settings
+        CrashLog(store.engine)  # the crash groups it reads
         create_schema(store.engine, _Base.metadata)
         store.listeners.append(self.on_change)
 

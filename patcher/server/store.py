@@ -22,6 +22,7 @@ not at all.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from collections.abc import Callable, Collection
@@ -43,6 +44,7 @@ from sqlalchemy.orm import Session
 from patcher.errors import BadInput
 from patcher.server.db import Base, JobRow, ReviewRow, create_schema, default_url, sqlite_engine
 
+log = logging.getLogger(__name__)
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 STATES: tuple[JobState, ...] = get_args(JobState)
 DECISIONS = ("approve", "reject")
@@ -128,7 +130,11 @@ class Store:
 
     def _tell(self, s: Session, job_id: str, change: Change) -> None:
         for listener in self.listeners:
-            listener(s, job_id, change)
+            try:
+                with s.begin_nested():  # a savepoint: a listener that fails leaves nothing half-written
+                    listener(s, job_id, change)
+            except Exception:  # the job's change stands without what the listener would have added
+                log.exception("recording what follows from %s of job %s failed", change, job_id)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -5,6 +5,7 @@ crash job its delivery) in the change's own transaction, and a due row is claime
 from __future__ import annotations
 
 import base64
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,39 @@ def test_job_changes_record_their_messages_and_a_verified_crash_job_its_delivery
         again = claim(s, MessageRow, 60, 10)
     assert len(first) == 2 and again == [], "a claimed row is not claimed again while its lease holds"
     assert outbox.retry(job.id) == "pending"
+
+
+def test_a_failing_listener_never_costs_a_job_its_result(store: Store, outbox: Outbox) -> None:
+    def broken(s: Session, job_id: str, change: str) -> None:
+        s.add(MessageRow(id="msg_half", endpoint="x", job_id=job_id, type="job.verified", event={}, state="pending",
+                         tries=0, next_at=datetime.now(UTC), created_at=datetime.now(UTC)))
+        raise RuntimeError("a bug in a listener")
+
+    store.listeners.append(broken)
+    job, _ = store.submit({"repo": "x", "traceback": "t"})
+    claimed = store.claim()
+    assert claimed is not None and claimed.token is not None
+    assert store.finish(job.id, claimed.token, {"status": "verified"}) == "done"
+    with Session(store.engine) as s:
+        assert s.get(MessageRow, "msg_half") is None
+        assert {m.type for m in s.query(MessageRow).filter_by(job_id=job.id)} == {"job.submitted", "job.verified"}
+
+
+def test_an_approving_project_is_delivered_once_approved(store: Store, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATCHER_HOME", str(tmp_path))
+    files = projects_file(tmp_path / "a.json", [project("https://git.example.com/shop.git",
+                                                        delivery={"forge": "github", "when": "approved"})])
+    Outbox(store, load_settings(dev=True, projects_file=files, database_url=store.url))
+    log = CrashLog(store.engine)
+    found = crash("e" * 32)
+    job, _ = store.submit({"repo": "x", "traceback": "t"}, submitter="crash:shop",
+                          within=lambda s, job_id: log.open(s, job_id, group_key("shop", found), "shop", found))
+    claimed = store.claim()
+    assert claimed is not None and claimed.token is not None
+    store.finish(job.id, claimed.token, {"status": "verified"})
+    with Session(store.engine) as s:
+        assert s.get(DeliveryRow, job.id) is None
+    store.add_review(job.id, "approve", "bob")
+    with Session(store.engine) as s:
+        assert s.get_one(DeliveryRow, job.id).state == "pending"

@@ -3,8 +3,8 @@
 A group is one crash of one project in one release (crash intake's fingerprint: exception types and
 repository frames); its first event opens a job (in the same transaction as the group, so two nodes taking
 the same new crash at once open one job: the loser's insert of the group fails and it counts instead).
-Each event taken is a row keyed by (project, event_id): a replayed event is known and stores nothing, and
-the rows of the last window are the project's rate.
+Each event taken is a row keyed by (project, event_id), kept for RETAIN_S: a replayed event is known and
+stores nothing, and the rows of the last window are the project's rate.
 """
 
 from __future__ import annotations
@@ -14,13 +14,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint, func, select, update
+from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint, delete, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from patcher.crash import Crash
 from patcher.server.db import _UTC, JobRow, create_schema
+
+
+RETAIN_S = 30 * 86400.0
+"""How long a taken event is remembered: a replay older than that counts again."""
 
 
 class _Base(DeclarativeBase):
@@ -130,6 +134,8 @@ class CrashLog:
                             culprit=crash.culprit[:400], count=1, first_seen=now, last_seen=now))
         s.flush()
         s.add(CrashEventRow(project=project, event_id=crash.event_id, group_key=key, received_at=now))
+        # Events are kept for replay detection and the rate for RETAIN_S; a new group (rare) clears older ones.
+        s.execute(delete(CrashEventRow).where(CrashEventRow.received_at < now - timedelta(seconds=RETAIN_S)))
         s.flush()
 
     def of_jobs(self, job_ids: list[str]) -> dict[str, Group]:

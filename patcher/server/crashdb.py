@@ -22,7 +22,6 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from patcher.crash import Crash
 from patcher.server.db import _UTC, JobRow, create_schema
 
-
 RETAIN_S = 30 * 86400.0
 """How long a taken event is remembered: a replay older than that counts again."""
 

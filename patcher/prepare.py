@@ -102,6 +102,8 @@ def verify_job(job: Job, diff: str, trace: Trace) -> Verification:
     ver = verify(job, diff)
     ver.pass_to_pass["command"] = job.suite_command
     emit_runs(trace, "verify", ver.runs)
+    for seen in ver.evidence:
+        trace.emit("verify", phase="judge", **seen.as_json())
     trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
                reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
     return ver

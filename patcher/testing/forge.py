@@ -33,30 +33,25 @@ class ScriptedForge:
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> ScriptedForge:
-        handler = type("_BoundForgeHandler", (_Handler,), {"owner": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-forge",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
 
     def __enter__(self) -> ScriptedForge:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def start(self) -> ScriptedForge:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("_Bound", (_Handler,), {"owner": self}))
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-forge", daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving (shutdown waits for the serving thread to leave its loop)."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
 
     @property
     def base_url(self) -> str:

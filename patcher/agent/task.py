@@ -1,6 +1,6 @@
 """What the agent is told: the traceback, the repo frames with their code (the crash site's whole function when
-short), the lines test coverage points to with a few lines around each, and how the crash reproduces; and the
-briefing the loop's notes repeat from it."""
+short) and the local variables the crash report carried, the lines test coverage points to with a few lines
+around each, and how the crash reproduces; and the briefing the loop's notes repeat from it."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ CODE_SHARE = 6
 """The code excerpts take at most 1/CODE_SHARE of the context budget (the task is pinned: never trimmed)."""
 MAX_CODE_CHARS = 12_000
 FAILING_TAIL_LINES = 15
+MAX_LOCALS = 16
+"""Local variables shown per frame (a crash report's, e.g. from crash intake)."""
 
 
 def reproduction_command(parsed: ParsedTraceback, test_command: str | None, repo_files: list[str]) -> str | None:
@@ -57,7 +59,8 @@ def task_text(job: Job, suspects: Sequence[Suspect] = (), context_tokens: int = 
     ranked = [{"path": x.path, "line": x.line, "score": f"{x.score:.2f}", "code": code.line(x.path, x.line),
                "context": code.around(x.path, x.line, SUSPECT_LINES)} for x in suspects[:MAX_SUSPECTS]]
     shown = [{"path": f.repo_path, "line": f.line, "function": f.function or "?",
-              "context": crash if i == 0 else code.around(f.repo_path or "", f.line, CONTEXT_LINES)}
+              "context": crash if i == 0 else code.around(f.repo_path or "", f.line, CONTEXT_LINES),
+              "locals": [(name, redact(value)) for name, value in f.locals[:MAX_LOCALS]]}
              for i, f in enumerate(frames)]
     exc = parsed.exception
     tb = traceback if len(traceback) <= MAX_TRACEBACK_CHARS else "[…]\n" + traceback[-MAX_TRACEBACK_CHARS:]

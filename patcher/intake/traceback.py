@@ -13,6 +13,9 @@ carets) and pytest output (`--tb=long|short|native`, summary lines), bare or ins
 - A frame's function is its code's `co_name`, as the harness reports it: printed (`in NAME`; a qualified
   name is cut to its last part), or read from pytest's printed source (intake/framenames.py); "" when
   nothing tells (SyntaxError layout, `--tb=line`), and then `function_printed` is False.
+- Local variables printed under a frame's source line (`    name = value`, the layout of
+  `traceback.TracebackException(capture_locals=True)`, which crash intake writes) become the frame's `locals`:
+  text to read, never evaluated.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ _PROGRESS = re.compile(r"(?P<node>\S+?\.py::\S+) (?:FAILED|ERROR)\b")
 _UNITTEST = re.compile(r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): (?P<name>\w+) \((?P<where>[A-Za-z_][\w.]*)\)")
 _LOG_RECORD = re.compile(r"\[?\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
 _QUALIFIED = re.compile(r"[\w.<>]+\.(?P<name><?\w+>?)")
+_LOCAL = re.compile(r"\s+(?P<name>[A-Za-z_]\w*) = (?P<value>.*\S)\s*$")
+MAX_LOCALS = 50
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ class Frame:
     external: bool = True
     function_printed: bool = True
     """False when the traceback did not name the function: read from pytest's printed source, or unknown."""
+    locals: tuple[tuple[str, str], ...] = ()
+    """(name, value text) of the frame's local variables when the report carried them."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,7 @@ class _Parser:
         self.tb: _Tb | None = None
         self.pending: list[str] = []  # pytest --tb=long lines since the last frame
         self.source_for: int | None = None  # indentation of a frame line whose source comes next
+        self.locals_for: int | None = None  # indentation of the frame line whose variables may follow
         self.in_message = self.in_pytest = self.skipping = self.pytest_seen = False
         self.failing: list[str] = []
         self.summary_exc: ExceptionInfo | None = None
@@ -141,7 +149,7 @@ class _Parser:
         elif not self.skipping and not self._structure(line, depth):
             self._content(line, prefix)
             return
-        self.in_message, self.source_for = False, None
+        self.in_message, self.source_for, self.locals_for = False, None, None
 
     def _structure(self, line: str, depth: int) -> bool:
         if _SEPARATOR.match(line):
@@ -180,9 +188,16 @@ class _Parser:
                 source = line.strip()
                 frames = self._tb().frames
                 frames[-1] = replace(frames[-1], source=None if source == "???" else source)
+                self.locals_for = expected
                 return
         if not line.strip() or _NOISE.match(line):
             return
+        if self.locals_for is not None and (m := _LOCAL.match(line)) and indent(line) > self.locals_for:
+            frames = self._tb().frames
+            if len(frames[-1].locals) < MAX_LOCALS:
+                frames[-1] = replace(frames[-1], locals=(*frames[-1].locals, (m["name"], m["value"])))
+            return
+        self.locals_for = None
         if m := _FILE.match(line):
             if self.tb is None or self.tb.exc_type or self.tb.e_lines:
                 self._finish(_Tb(), new_section=True)

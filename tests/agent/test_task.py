@@ -128,3 +128,18 @@ def test_the_reproduction_of_a_unittest_report_is_its_runner() -> None:
         "python -m unittest shop.tests.OrderTests.test_total")
     assert reproduction_command(parsed, None, ["shop/models.py"]) is None  # the test module is not the repo's
     assert reproduction_command(parsed, "python -m pytest -q", ["shop/tests.py"]) == "python -m pytest -q"
+
+
+def test_local_variables_of_a_crash_report_are_shown_under_their_frame_as_data(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "books", {"books/__init__.py": "", "books/ledger.py": CODE})
+    files = ["books/__init__.py", "books/ledger.py"]
+    with_locals = TB.replace('    total += entry["amount"]\n',
+                             f"    total += entry[\"amount\"]\n    entry = {{'amt': 5}}\n    total = 0\n"
+                             f"    token = '{SECRET}'\n")
+    parsed = map_frames(parse_traceback(with_locals), files)
+    job = Job(StagedRepo(repo, "", None, False, files), LocalSandbox, "python -m pytest -q",
+              repro="python -m pytest -q tests", parsed=parsed, traceback=with_locals)
+    text = task_text(job, redact=Redactor([SECRET]).text)
+    after = text.split("- books/ledger.py:10 in balance\n")[1].split("\n- ")[0]
+    assert "Local variables when it crashed" in after and "`entry = {'amt': 5}`, `total = 0`" in after
+    assert SECRET not in after  # crash intake redacts such a variable before; the task redacts what it adds

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from patcher.config import DEFAULT_SUITE, SandboxConfig
 from patcher.errors import BadInput
+from patcher.intake.runners import declared_prefixes, suite_for
 
 MAX_PYPROJECT_BYTES = 1_000_000
 PYTHON_PATTERN = r"^3\.\d{1,2}$"
@@ -77,11 +78,13 @@ def effective(tree: Path, test_command: str | None, suite_command: str | None, s
     sources = {name: "flag" if flag else "pyproject" if value else "default"
                for name, flag, value in (("test", test_command, table.test), ("suite", suite_command, table.suite),
                                          ("setup", setup, table.setup), ("python", python, table.python))}
-    extra = [_prefix(entry) for entry in table.allowlist]
+    test = test_command or table.test
+    suite = suite_command or table.suite or suite_for(test, tree) or DEFAULT_SUITE  # intake/runners.py
+    extra = [_prefix(entry) for entry in table.allowlist] + declared_prefixes(tree, [test, suite])
+    extra = [p for n, p in enumerate(extra) if p not in extra[:n] and p not in sandbox.allowlist]
     if extra:
         sandbox = sandbox.model_copy(update={"allowlist": [*sandbox.allowlist, *extra]})
-    return Effective(test_command or table.test, suite_command or table.suite or DEFAULT_SUITE,
-                     setup or table.setup, sandbox, sources, python or table.python)
+    return Effective(test, suite, setup or table.setup, sandbox, sources, python or table.python)
 
 
 def _prefix(entry: str) -> list[str]:

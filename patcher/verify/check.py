@@ -131,6 +131,7 @@ def _judge(job: Job, diff: str, found: Findings) -> str:
                           + ", ".join(unproven[:5]))
         if found.fail_to_pass and judge is not None:
             judge.judge(job, added, found, before)
+        found.refuse_on_evidence()
     finally:
         if judge is not None:
             judge.close()

@@ -78,11 +78,47 @@ class Findings:
     """What the second judge (outside pytest) and the perturbed reproductions found; None when not reached."""
     hints: list[str] = field(default_factory=list)
     """Review hints on the diff that do not decide the verdict (verify/hints.py)."""
+    evidence: list[Evidence] = field(default_factory=list)
+    """What the judges of the diff's behaviour saw (held-out inputs, contexts, its own lines at run time, the
+    values it hands to comparisons, a reader of the diff): refusals and hints, in the order they were found."""
+    judges: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each such judge's summary by its name (what it tried, how long it took): `verification.judges`."""
 
     def verdict(self, status: str, reason: Reason, message: str, duration_s: float) -> Verification:
         return Verification(status, reason, message, self.reproduction, self.files_changed, self.fail_to_pass,
                             self.pass_to_pass, self.flaky, duration_s, self.runs, self.suspicious, self.judge,
-                            self.hints)
+                            self.hints, self.evidence, self.judges)
+
+    def refuse_on_evidence(self) -> None:
+        """Refused, for the first piece of evidence that refuses (its reason, its message with the quote)."""
+        for e in self.evidence:
+            if e.refuses:
+                raise Refused(e.reason or "suspicious_diff", e.sentence())
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One observation of what the diff does, by a judge it cannot reach: it refuses (with `reason`) or it is a
+    hint for the reviewer (its sentence joins `warnings`)."""
+
+    judge: str
+    """Who saw it: held_out, context, runtime, values, constructs, reviewer."""
+    kind: str
+    """What was seen, in the judge's words (special_case, hard_coded, changed_behaviour, reads_tests, …)."""
+    message: str
+    """One sentence a reviewer reads."""
+    refuses: bool = False
+    reason: Reason | None = None
+    """The verdict's reason when it refuses (overfitted, behaves_differently, suspicious_diff, …)."""
+    quote: str = ""
+    """The counterexample, event or line it rests on, quoted."""
+
+    def sentence(self) -> str:
+        return f"{self.message}: {self.quote}" if self.quote else self.message
+
+    def as_json(self) -> dict[str, Any]:
+        return {"judge": self.judge, "kind": self.kind, "refuses": self.refuses, "reason": self.reason,
+                "message": self.message, "quote": self.quote}
 
 
 @dataclass
@@ -123,11 +159,15 @@ class Verification:
     judge: SecondJudge | None = None
     hints: list[str] = field(default_factory=list)
     """Review hints on the diff that do not decide the verdict (verify/hints.py)."""
+    evidence: list[Evidence] = field(default_factory=list)
+    judges: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def warnings(self) -> list[str]:
-        """What the result's `warnings` gets from verification: the second judge's notes, then the hints."""
-        return list(dict.fromkeys([*(self.judge.warnings if self.judge else []), *self.hints]))
+        """What the result's `warnings` gets from verification: the second judge's notes, the hints, then the
+        evidence that does not refuse."""
+        hinted = [e.sentence() for e in self.evidence if not e.refuses]
+        return list(dict.fromkeys([*(self.judge.warnings if self.judge else []), *self.hints, *hinted]))
 
     def as_json(self) -> dict[str, Any]:
         out = {"reproduction": self.reproduction, "fail_to_pass": self.fail_to_pass,
@@ -137,4 +177,8 @@ class Verification:
         if self.judge is not None:
             out["judged_once"] = [j["test"] for j in self.judge.judged_once]
             out["second_judge"] = self.judge.as_json()
+        if self.evidence:
+            out["evidence"] = [e.as_json() for e in self.evidence]
+        if self.judges:
+            out["judges"] = self.judges
         return out

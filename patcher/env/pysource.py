@@ -1,5 +1,6 @@
-"""Values a project's Python build files state, read with `ast` and never run: the keyword arguments of
-`setup(...)` in setup.py and the `session.install(...)` calls of noxfile.py sessions.
+"""Values a project's files state, read and never run: the keyword arguments of `setup(...)` in setup.py and
+the `session.install(...)` calls of noxfile.py sessions (with `ast`), and the readers of its small text files
+(`read_small`, `toml_of`, `cfg_of`: bounded, no symlink followed, a broken file read as empty).
 
 Only what is spelled out is read: literals, names bound at module level to literals, `+` of lists, and
 `*NAME` of such a list. Anything computed (a function's result, a file read at build time) is left out.
@@ -8,6 +9,10 @@ Only what is spelled out is read: literals, names bound at module level to liter
 from __future__ import annotations
 
 import ast
+import configparser
+import tomllib
+from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 MAX_SOURCE_BYTES = 1_000_000
@@ -132,3 +137,23 @@ def _session_name(func: ast.FunctionDef) -> str:
                 if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
                     return kw.value.value
     return func.name
+
+
+def read_small(path: Path) -> str:
+    """A project file's text; "" for a symlink, a missing file or one over MAX_SOURCE_BYTES."""
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_SOURCE_BYTES:
+        return ""
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def toml_of(text: str) -> dict[str, Any]:
+    with suppress(tomllib.TOMLDecodeError):
+        return tomllib.loads(text)
+    return {}
+
+
+def cfg_of(text: str) -> configparser.RawConfigParser:
+    cfg = configparser.RawConfigParser()
+    with suppress(configparser.Error):
+        cfg.read_string(text)
+    return cfg

@@ -16,24 +16,20 @@ allowed version nearest it. None allowed is `setup_failed`, naming the declarati
 
 from __future__ import annotations
 
-import configparser
 import re
-import tomllib
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from patcher.env.pysource import setup_kwargs
+from patcher.env.pysource import cfg_of, read_small, setup_kwargs, toml_of
 from patcher.errors import SetupFailed
 
 OFFLINE_SUITES = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 """The Debian release whose python3 is each version: the Pythons a machine without a registry can have."""
 REGISTRY_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")
 """The `python:X.Y-slim` images boxes run when a registry answers (the sandbox code runs on 3.9 and later)."""
-MAX_FILE_BYTES = 1_000_000
 _VERSION = re.compile(r"^(?:python|cpython-?)?(\d)\.(\d{1,2})(?:\.\d+)?\b", re.I)
 _TOX_FACTOR = re.compile(r"\bpy(\d)\.?(\d{1,2})\b")
 _TOX_BRACES = re.compile(r"\bpy\{([^}]*)\}")
@@ -57,14 +53,15 @@ class Declared:
 
 def read_declared(tree: Path) -> Declared:
     """What the files at the top of `tree` declare (symlinks and oversized files are not read)."""
-    files = {name: _read(tree / name) for name in (".python-version", "pyproject.toml", "setup.cfg", "setup.py",
+    files = {name: read_small(tree / name) for name in (".python-version", "pyproject.toml", "setup.cfg", "setup.py",
                                                    "tox.ini")}
     declared = Declared()
     pin = next((m for line in files[".python-version"].splitlines() if (m := _VERSION.match(line.strip()))), None)
     if pin:
         declared.pin, declared.files["pin"] = f"{pin[1]}.{pin[2]}", ".python-version"
-    project = _toml(files["pyproject.toml"]).get("project", {})
-    cfg = _cfg(files["setup.cfg"])
+    project = toml_of(files["pyproject.toml"]).get("project", {})
+    project = project if isinstance(project, dict) else {}
+    cfg = cfg_of(files["setup.cfg"])
     setup = setup_kwargs(files["setup.py"].encode()) if files["setup.py"] else {}
     requires = [("pyproject.toml", project.get("requires-python")),
                 ("setup.cfg", cfg.get("options", "python_requires", fallback=None)),
@@ -145,24 +142,7 @@ def _distance(version: str, low: tuple[int, int], high: tuple[int, int]) -> int:
     return max(low[1] - minor, minor - high[1], 0)
 
 
-def _read(path: Path) -> str:
-    if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-        return ""
-    return path.read_text(encoding="utf-8", errors="replace")
 
-
-def _toml(text: str) -> dict[str, Any]:
-    with suppress(tomllib.TOMLDecodeError):
-        data = tomllib.loads(text)
-        return data if isinstance(data.get("project", {}), dict) else {}
-    return {}
-
-
-def _cfg(text: str) -> configparser.RawConfigParser:
-    cfg = configparser.RawConfigParser()
-    with suppress(configparser.Error):
-        cfg.read_string(text)
-    return cfg
 
 
 def _classifiers(classifiers: object) -> list[str]:
@@ -182,5 +162,5 @@ def _tox_versions(envlist: str) -> list[str]:
 
 
 def _envlist(text: str) -> str:
-    cfg = _cfg(text)
+    cfg = cfg_of(text)
     return cfg.get("tox", "envlist", fallback="") if cfg.has_section("tox") else ""

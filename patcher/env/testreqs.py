@@ -21,7 +21,6 @@ from __future__ import annotations
 import configparser
 import posixpath
 import re
-import tomllib
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,12 +29,11 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from patcher.env.pysource import nox_installs, setup_kwargs, words
+from patcher.env.pysource import cfg_of, nox_installs, read_small, setup_kwargs, toml_of, words
 
 RUNTIME = ("base", "common", "main", "default", "install", "runtime", "requirements", "prod", "production")
 """Names (stems) of runtime requirement files in a `requirements/` folder."""
 NOX_WORDS = ("unit", "pytest")
-MAX_FILE_BYTES = 1_000_000
 _PROJECT = re.compile(r"^(?:-e\s*)?(?:\.|\{toxinidir\})/?(?:\[([^\]]*)\])?$")
 
 
@@ -67,15 +65,15 @@ def find(repo: Path, test_words: list[str]) -> Found:
     for rel in requirement_files(repo, wanted):
         found.files.append(rel)
         found.note(rel)
-    project = _toml(_read(repo / "pyproject.toml"))
-    cfg = _cfg(_read(repo / "setup.cfg"))
-    setup_py = setup_kwargs(_read(repo / "setup.py").encode())
+    project = toml_of(read_small(repo / "pyproject.toml"))
+    cfg = cfg_of(read_small(repo / "setup.cfg"))
+    setup_py = setup_kwargs(read_small(repo / "setup.py").encode())
     extras = [("pyproject.toml", project.get("project", {}).get("optional-dependencies", {})),
               ("setup.cfg", dict(cfg.items("options.extras_require")) if cfg.has_section("options.extras_require")
                else {}),
               ("setup.py", setup_py.get("extras_require", {}))]
     if "extras_require" not in setup_py:  # computed: the test words setup.py spells as strings
-        text = _read(repo / "setup.py")
+        text = read_small(repo / "setup.py")
         extras.append(("setup.py", {w: [] for w in test_words if f'"{w}"' in text or f"'{w}'" in text}))
     for name, table in extras:
         for extra in table if isinstance(table, dict) else {}:
@@ -85,8 +83,8 @@ def find(repo: Path, test_words: list[str]) -> Found:
     _add_loose(found, _lines(cfg.get("options", "tests_require", fallback="")), "setup.cfg tests_require")
     tests_require = setup_py.get("tests_require", [])
     _add_loose(found, tests_require if isinstance(tests_require, list) else [], "setup.py tests_require")
-    _add_args(found, repo, tox_deps(_read(repo / "tox.ini")), "tox.ini [testenv] deps")
-    for session, args in nox_installs(_read(repo / "noxfile.py").encode(), (*wanted, *NOX_WORDS)):
+    _add_args(found, repo, tox_deps(read_small(repo / "tox.ini")), "tox.ini [testenv] deps")
+    for session, args in nox_installs(read_small(repo / "noxfile.py").encode(), (*wanted, *NOX_WORDS)):
         _add_args(found, repo, args, f"noxfile.py session {session}")
     return found
 
@@ -116,7 +114,7 @@ def nested(repo: Path, rel: str) -> tuple[list[str], bool]:
     """The files a requirement file names with -r/-c (relative to the repo, existing and inside it), and whether
     it names anything else local: a path, an editable, a file: URL, a find-links directory, an unknown file."""
     found, local = [], False
-    for line in _read(repo / rel).splitlines():
+    for line in read_small(repo / rel).splitlines():
         text = line.split(" #", 1)[0].strip()
         if not text or text.startswith("#"):
             continue
@@ -139,7 +137,7 @@ def origins(found: Found, repo: Path, files: list[str]) -> dict[str, list[str]]:
     """Canonical project name -> the places that name it (requirement files and the single requirements)."""
     named: dict[str, list[str]] = {}
     pairs = [(line, f"{rel}, line {n}") for rel in files
-             for n, line in enumerate(_read(repo / rel).splitlines(), 1)] + found.loose
+             for n, line in enumerate(read_small(repo / rel).splitlines(), 1)] + found.loose
     for line, where in pairs:
         name = requirement_name(line)
         if name and where not in named.setdefault(name, []):
@@ -159,7 +157,7 @@ def requirement_name(line: str) -> str | None:
 
 def tox_deps(text: str) -> list[str]:
     """The unconditional `deps` of tox.ini's [testenv], `{toxinidir}` and `{[section]key}` substituted."""
-    cfg = _cfg(text)
+    cfg = cfg_of(text)
     if not cfg.has_option("testenv", "deps"):
         return []
     out, lines = [], _lines(cfg.get("testenv", "deps"))
@@ -243,22 +241,3 @@ def _lines(value: str) -> list[str]:
 
 def _inside(repo: Path, path: Path) -> bool:
     return path.exists() and path.resolve().is_relative_to(repo.resolve())
-
-
-def _read(path: Path) -> str:
-    if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-        return ""
-    return path.read_text(encoding="utf-8", errors="replace")
-
-
-def _toml(text: str) -> dict[str, Any]:
-    with suppress(tomllib.TOMLDecodeError):
-        return tomllib.loads(text)
-    return {}
-
-
-def _cfg(text: str) -> configparser.RawConfigParser:
-    cfg = configparser.RawConfigParser()
-    with suppress(configparser.Error):
-        cfg.read_string(text)
-    return cfg

@@ -11,8 +11,9 @@ fixes by reason, and whole verification time over the pytest runs it contains.
    upstream's real upstream fixes, when bench/upstream_cases.py is there). A false refusal is a judged fix that
    does not come back verified.
 3. Cost (bench/judge_cost.py): the bundled examples verified once each.
+The sandbox image (PATCHER_SANDBOX_IMAGE) is built first when sandbox/ changed (a merged judge's box side).
 
-    PATCHER_SANDBOX_IMAGE=patcher-sandbox:NAME .venv/bin/python -m bench.cheats    # all three; about 20 min loaded
+    PATCHER_SANDBOX_IMAGE=patcher-sandbox:NAME .venv/bin/python -m bench.cheats    # all three; about 25 min loaded
     ... -m bench.cheats --only cheats            # or honest, cost (comma-separated)
     ... -m bench.cheats --only honest --honest corpus,examples,injected,upstream
     ... -m bench.cheats --only cheats --today    # also prints today.py's sets as this run found them
@@ -21,7 +22,6 @@ fixes by reason, and whole verification time over the pytest runs it contains.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -29,6 +29,7 @@ from pathlib import Path
 
 from bench import honest, judge_cost
 from patcher.config import SandboxConfig
+from patcher.env import image
 from patcher.verify import Verification
 from tests.support.corpus import CHEATS, KINDS, Cheat
 from tests.support.corpus.today import REFUSED_HONEST, VERIFIED_CHEATS
@@ -44,7 +45,7 @@ def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool) -> None:
 
     verifier = Verifier(tmp, cfg.image, cfg.test_timeout_s)
     try:
-        verdicts = dict(zip(CHEATS, verifier.check_all(CHEATS, workers, done), strict=True))
+        verdicts = dict(zip([c.id for c in CHEATS], verifier.check_all(CHEATS, workers, done), strict=True))
     finally:
         verifier.close()
     by_kind: dict[str, list[Cheat]] = defaultdict(list)
@@ -53,10 +54,10 @@ def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool) -> None:
     print(f"\n{'kind':20}{'verified':>9}{'of':>4}   reasons of the rest")
     for kind in KINDS:
         rows = by_kind[kind]
-        missed = [c for c in rows if verdicts[c].status == "verified"]
-        reasons = Counter(verdicts[c].reason for c in rows if c not in missed)
+        missed = [c for c in rows if verdicts[c.id].status == "verified"]
+        reasons = Counter(verdicts[c.id].reason for c in rows if c not in missed)
         print(f"{kind:20}{len(missed):>9}{len(rows):>4}   " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
-    missed = [c for c in CHEATS if verdicts[c].status == "verified"]
+    missed = [c for c in CHEATS if verdicts[c.id].status == "verified"]
     print(f"false-verified: {len(missed)}/{len(CHEATS)} cheats ({time.monotonic() - started:.0f} s, "
           f"{workers} at a time)")
     for c in missed:
@@ -100,7 +101,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=3, help="verifications at a time (cheats and the corpus)")
     ap.add_argument("--today", action="store_true", help="print the verified cheats as today.py spells them")
     args = ap.parse_args()
-    cfg = SandboxConfig(image=os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest", test_timeout_s=300)
+    tag = image.build_image(None, log=lambda line: print(f"[image] {line}"))  # judges merged since: rebuilt here
+    cfg = SandboxConfig(image=tag, test_timeout_s=300)
     sections = args.only.split(",")
     with tempfile.TemporaryDirectory(prefix="bench-cheats-") as tmp:
         where = Path(tmp)

@@ -24,6 +24,7 @@ from patcher.verify.treediff import tree_changes
 from tests.support.cheats import make_diff
 from tests.support.corpus import CHEATS, HONEST, KINDS, REPOS, SLIP_RULES, Cheat, Edits, Honest, ToyRepo
 from tests.support.corpus.host import held_out, plain_pytest, pytest_command, write_tree
+from tests.support.corpus.today import REFUSED_HONEST, VERIFIED_CHEATS
 from tests.support.helpers import make_repo
 
 
@@ -77,6 +78,7 @@ def test_the_corpus_has_the_shape_issue_34_asks_for() -> None:
     assert slipping == set(KINDS), set(KINDS) - slipping
     assert all(set(c.slips) <= set(SLIP_RULES) for c in CHEATS)
     assert len({c.id for c in CHEATS}) == len(CHEATS)
+    assert {c.id for c in CHEATS} >= VERIFIED_CHEATS and set(REFUSED_HONEST) <= {h.label for h in HONEST}
     assert len({c.repo.name for c in CHEATS}) >= 6 and len({r.exc for r in REPOS.values()}) >= 5
 
 

@@ -20,7 +20,8 @@ from tests.support.corpus import CHEATS, HONEST, Cheat, Honest
 from tests.support.corpus.today import REFUSED_HONEST, VERIFIED_CHEATS
 from tests.support.corpus.verifier import Verifier
 
-pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image"),
+              pytest.mark.timeout(1800)]  # the first test's setup verifies every selected entry (minutes)
 UNJUDGED = frozenset({"sandbox_error", "bad_input", "not_reproduced", "setup_failed", "cancelled", "timeout"})
 """Reasons that say nothing about the diff: a cheat stopped for one of these was never judged."""
 

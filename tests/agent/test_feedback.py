@@ -53,8 +53,8 @@ def test_the_review_page_lists_the_attempts_escaped() -> None:
                 {"attempt": 2, "status": "verified", "reason": "verified", "diff_sha256": "b" * 64,
                  "message": "verified"}]
     result = {"status": "verified", "reason": "verified", "message": "ok", "attempts": attempts}
-    page = render("job.html", job=job, summary={}, result=result, diff=None, verification=None,
+    page = render("job.html", job=job, summary={"crash": None}, result=result, diff=None, verification=None,
                   agent=None, rounds=[], others=[], attempts=attempts, reviews=[], carried=None, error=None,
-                  finished=True, verified=False, dev=False, who=None).body.decode()
+                  finished=True, verified=False, dev=False, who=None, delivery=None, webhooks=[]).body.decode()
     assert '<section id="attempts">' in page and "<th>2</th>" in page and "aaaaaaaaaaaa" in page
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page

@@ -91,7 +91,7 @@ def test_max_cost_with_a_model_of_no_known_price_is_refused_at_start(tmp_path: P
 
 def _job_containers(client: docker.DockerClient, srv: ApiServer) -> list[str]:
     assert srv.proc is not None
-    return [c.name for c in client.containers.list(all=True, filters={"label": LABEL})
+    return [c.name for c in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True)
             if f":{srv.proc.pid}:" in c.labels.get("io.patcher.owner", "")]
 
 

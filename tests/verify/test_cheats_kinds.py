@@ -1,79 +1,83 @@
-"""The cheat corpus by kind (tests/cheat_corpus.py) against the real verifier on real Docker: every cheat of
-the kinds this verifier's rules stop ends not verified with its reason; honest fixes on the same ledger
-(a fix in a module the suite collects for its doctests, a literal the tests use for good reason, an edited
-existing `__eq__`, a new test with fixtures, a new dataclass) still verify. The kinds the second judge and the
-perturbed reproductions stop (special-casing, noticing the test run) are in bench/cheats.py.
+"""The cheat corpus of issue 34 (tests/support/corpus: 16 kinds on seven toy repositories) against the real
+verifier on real Docker: every cheat ends not verified, for a reason that judges the diff; every honest fix on
+the same repositories verifies.
+
+Main lets some cheats through today, and refuses some honest fixes: those are listed in
+tests/support/corpus/today.py and run here as strict expected failures, so this module is green on main and an
+entry flips (XPASS, a failure) when a judge stops it; remove it from today.py then. `python -m bench.cheats`
+prints the same verdicts by kind. The verdicts are computed once for the selected entries, a few at a time, with
+one baseline per toy repository and reproduction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import pytest
 
-from patcher.config import SandboxConfig
-from patcher.intake import StagedRepo, stage_repo
-from patcher.sandbox import DockerSandbox, docker_client
-from patcher.verify import Baseline, Job, Verification, run_baseline, verify
-from tests.support import cheat_corpus as corpus
-from tests.support.cheats import make_diff
-from tests.support.helpers import make_repo
+from patcher.verify import Verification
+from tests.support.corpus import CHEATS, HONEST, Cheat, Honest
+from tests.support.corpus.today import REFUSED_HONEST, VERIFIED_CHEATS
+from tests.support.corpus.verifier import Verifier
 
-pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
-MINE = ("overload", "monkeypatch", "computed_name", "probe", "test_edit")
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image"),
+              pytest.mark.timeout(1800)]  # the first test's setup verifies every selected entry (minutes)
+UNJUDGED = frozenset({"sandbox_error", "bad_input", "not_reproduced", "setup_failed", "cancelled", "timeout"})
+"""Reasons that say nothing about the diff: a cheat stopped for one of these was never judged."""
 
 
-@dataclass
-class Ledger:
-    repo: Path
-    staged: StagedRepo
-    base: Baseline
-    image: str
-    work: Path
-
-    def open_box(self, tree: StagedRepo) -> DockerSandbox:
-        return DockerSandbox(tree, SandboxConfig(image=self.image, test_timeout_s=60), docker_client())
-
-    def check(self, edits: dict[str, str | None]) -> Verification:
-        diff = make_diff(self.repo, self.work, edits)
-        job = Job(self.staged, self.open_box, corpus.SUITE, corpus.REPRO, corpus.EXC, corpus.SITE, baseline=self.base)
-        return verify(job, diff)
+def _key(entry: Cheat | Honest) -> str:
+    return entry.id if isinstance(entry, Cheat) else entry.label
 
 
 @pytest.fixture(scope="module")
-def ledger(tmp_path_factory: pytest.TempPathFactory, sandbox_image: str) -> Iterator[Ledger]:
-    where = tmp_path_factory.mktemp("ledger")
-    repo = make_repo(where / "ledger", corpus.FILES)
-    staged = stage_repo(str(repo))
-    box = Ledger(repo, staged, None, sandbox_image, where / "work")  # type: ignore[arg-type]
-    box.base = run_baseline(Job(staged, box.open_box, corpus.SUITE, corpus.REPRO, corpus.EXC, corpus.SITE))
-    assert box.base.reproduced
-    assert "ledger/rates.py" in box.base.test_files and box.base.doctest_files == {"ledger/rates.py"}
-    yield box
-    staged.cleanup()
+def verdicts(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+             sandbox_image: str) -> dict[str, Verification]:
+    """The verdict on every entry this session selected (by `_key`)."""
+    here = request.node.path
+    wanted: list[Any] = []
+    for item in request.session.items:
+        spec = getattr(item, "callspec", None)
+        if item.path == here and spec is not None and "entry" in spec.params:
+            wanted.append(spec.params["entry"])
+    if not any(c.label == _FLAGGED for c in wanted if isinstance(c, Cheat)):
+        wanted.append(next(c for c in CHEATS if c.label == _FLAGGED))
+    verifier = Verifier(tmp_path_factory.mktemp("corpus"), sandbox_image)
+    try:
+        got = verifier.check_all(wanted)
+    finally:
+        verifier.close()
+    return {_key(e): v for e, v in zip(wanted, got, strict=True)}
 
 
-@pytest.mark.parametrize("name", sorted(corpus.HONEST))
-def test_honest_fixes_verify(ledger: Ledger, name: str) -> None:
-    ver = ledger.check(corpus.HONEST[name])
-    assert (ver.status, ver.reason) == ("verified", "verified"), f"{name}: {ver.message}"
-    assert ver.warnings == [], ver.warnings
+def _cheat(c: Cheat) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=f"verified on main ({c.kind}); a judge of issue 34 should stop it")
+             ] if c.id in VERIFIED_CHEATS else []
+    return pytest.param(c, id=c.id, marks=marks)
 
 
-CAUGHT = [e for e in corpus.CHEATS if e.kind in MINE]
+def _honest(h: Honest) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=f"refused on main: {REFUSED_HONEST[h.label]}")
+             ] if h.label in REFUSED_HONEST else []
+    return pytest.param(h, id=h.label, marks=marks)
 
 
-@pytest.mark.parametrize("entry", CAUGHT, ids=[f"{e.kind}: {e.label}" for e in CAUGHT])
-def test_every_cheat_of_a_kind_the_rules_stop_ends_not_verified(ledger: Ledger, entry: corpus.Entry) -> None:
-    ver = ledger.check(entry.edits)
-    assert (ver.status, ver.reason) == ("not_verified", entry.stopped_by), f"{entry.label}: {ver.message}"
-    if entry.stopped_by == "suspicious_diff" and entry.kind != "probe":
-        assert any(f"({entry.kind}: " in q for q in ver.suspicious), ver.suspicious
+@pytest.mark.parametrize("entry", [_cheat(c) for c in CHEATS])
+def test_every_cheat_ends_not_verified(verdicts: dict[str, Verification], entry: Cheat) -> None:
+    ver = verdicts[entry.id]
+    assert ver.status == "not_verified", f"{entry.id}: verified ({ver.message}); warnings: {ver.warnings}"
+    assert ver.reason not in UNJUDGED, f"{entry.id}: {ver.reason} ({ver.message})"
 
 
-def test_special_casing_the_tested_input_is_flagged_in_the_warnings(ledger: Ledger) -> None:
-    special = next(e for e in corpus.CHEATS if e.kind == "special_case")
-    ver = ledger.check(special.edits)
+@pytest.mark.parametrize("entry", [_honest(h) for h in HONEST])
+def test_every_honest_fix_verifies(verdicts: dict[str, Verification], entry: Honest) -> None:
+    ver = verdicts[entry.label]
+    assert (ver.status, ver.reason) == ("verified", "verified"), f"{entry.label}: {ver.message}"
+
+
+_FLAGGED = "the tested code returns the tested answer"
+
+
+def test_special_casing_the_tested_input_is_flagged_in_the_warnings(verdicts: dict[str, Verification]) -> None:
+    ver = verdicts[next(c.id for c in CHEATS if c.label == _FLAGGED)]
     assert any("'CHF'" in w and "special-casing" in w for w in ver.warnings), (ver.reason, ver.warnings)

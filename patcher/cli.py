@@ -6,6 +6,7 @@ Exit codes: 0 verified (or OK), 1 no verified patch, 2 bad input, 3 environment 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,6 +45,13 @@ def _read_input(path: str, what: str) -> str:
         raise BadInput(f"cannot read {what} {path}: {e.strerror}") from e
 
 
+def _python_flag(value: str | None) -> None:
+    from patcher.intake import PYTHON_PATTERN
+
+    if value is not None and not re.fullmatch(PYTHON_PATTERN, value):
+        raise BadInput(f"--python must name a version as X.Y, such as 3.9, not {value!r}")
+
+
 def _out(text: str) -> None:
     """Standard output as is for a pipe or file; on a terminal, with control sequences shown, not obeyed."""
     sys.stdout.write(plain(text) if sys.stdout.isatty() else text)
@@ -57,6 +65,10 @@ def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
     _out(text)
     sys.stdout.flush()
     if not as_json:
+        from patcher.trace import environment_lines
+
+        for line in environment_lines(result.provenance or {}):  # the Python and the dependencies, doctor-style
+            err.print(plain(line), markup=False, highlight=False, soft_wrap=True)
         colour = "green" if result.status == "verified" else "red"
         err.print(f"[{colour}]{result.status}[/] ({result.reason}): {markup_safe(result.message)}", highlight=False,
                   soft_wrap=True)
@@ -66,6 +78,9 @@ def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
 
 SUITE_HELP = ("Command that runs the pass-to-pass suite (default: [tool.patcher] suite in pyproject.toml, else "
               "python -m pytest -q).")
+SETUP_HELP = "Command that installs the dependencies (default: read from the repository's files; see README)."
+PYTHON_HELP = ("Python X.Y the boxes run (default: [tool.patcher] python, else what the repository declares: "
+               ".python-version, requires-python, tox.ini, classifiers).")
 
 
 @app.command()
@@ -79,8 +94,8 @@ def fix(
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
     engine: Annotated[str | None, typer.Option("--engine", help="agent | offline | auto (default: auto when a "
                                                 "model is configured, else offline).")] = None,
-    setup: Annotated[str | None, typer.Option("--setup", help="Command that installs the dependencies (default: "
-                                              "read from pyproject.toml, requirements*.txt, setup.cfg).")] = None,
+    setup: Annotated[str | None, typer.Option("--setup", help=SETUP_HELP)] = None,
+    python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1)] = 30,
     attempts: Annotated[int, typer.Option("--attempts", min=1, max=10, help="Verifications the agent's diff may "
                                           "get; a rejected one is explained to the agent, which goes on.")] = 3,
@@ -103,7 +118,7 @@ def fix(
             raise BadInput(f"--engine must be agent, offline or auto, not {engine!r}")
         text = _read_input(traceback, "traceback")
         request = job_request(repo=repo, ref=ref, traceback=text, test_command=test, suite_command=suite,
-                              engine=engine, setup=setup, attempts=attempts, offline_limit=offline_limit,
+                              engine=engine, setup=setup, python=python, attempts=attempts, offline_limit=offline_limit,
                               offline_budget_s=offline_budget,
                               limits=Limits(max_rounds=max_rounds, max_cost_usd=max_cost, timeout_s=timeout))
         # flags name a model; whether one is used, and the environment's otherwise, is the pipeline's rule
@@ -122,6 +137,8 @@ def verify_cmd(
     test: Annotated[str | None, typer.Option("--test", help="Command that reproduces the crash.")] = None,
     suite: Annotated[str | None, typer.Option("--suite", help=SUITE_HELP)] = None,
     traceback: Annotated[str | None, typer.Option("--traceback", help="The crash it claims to fix.")] = None,
+    setup: Annotated[str | None, typer.Option("--setup", help=SETUP_HELP)] = None,
+    python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
     record: Annotated[Path | None, typer.Option("--record", help="When verified, write the signed record (DSSE "
                                                 "envelope) here; needs a signing key.")] = None,
     signing_key: Annotated[Path | None, typer.Option("--signing-key", envvar="PATCHER_SIGNING_KEY",
@@ -134,6 +151,7 @@ def verify_cmd(
     from patcher.review import AttestConfig, attest, load_private_key
 
     with _one_line_errors():
+        _python_flag(python)
         diff = _read_input(patch, "patch")
         tb = _read_input(traceback, "traceback") if traceback else None
         if record is not None:
@@ -142,7 +160,7 @@ def verify_cmd(
             load_private_key(signing_key)  # a bad key is bad input now, not after minutes of verification
     with err.status("verifying", spinner="dots") as status:
         result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
-                              progress=lambda phase: status.update(markup_safe(phase)))
+                              setup=setup, python=python, progress=lambda phase: status.update(markup_safe(phase)))
     if record is not None and signing_key is not None and result.status == "verified":
         record.write_text(json.dumps(attest(result.as_json(), AttestConfig(signing_key=signing_key)), indent=2))
         err.print(f"signed record: {plain(str(record))}", markup=False, highlight=False, soft_wrap=True)
@@ -185,12 +203,16 @@ def replay(
 @image_app.command("build")
 def image_build(base: Annotated[str | None, typer.Option("--base", help="Base image (default: python slim, "
                                                           "or an offline Debian base where no registry answers).")]
+                = None,
+                python: Annotated[str | None, typer.Option("--python", help="Build the image of Python X.Y (see "
+                                                           "`patcher doctor` for the versions this machine can have).")]
                 = None) -> None:
     """Build the sandbox image (cached: a second build takes seconds)."""
     from patcher.env import build_image
 
     with _one_line_errors():
-        tag = build_image(base, log=lambda m: err.print(m, markup=False, highlight=False))
+        _python_flag(python)
+        tag = build_image(base, log=lambda m: err.print(m, markup=False, highlight=False), python=python)
     typer.echo(tag)
 
 

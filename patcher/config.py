@@ -14,7 +14,11 @@ from sandbox.protocol import DEFAULT_ALLOWLIST
 SANDBOX_IMAGE = os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest"
 """Tag of the sandbox image; PATCHER_SANDBOX_IMAGE names another (one per checkout, say)."""
 OFFLINE_BASE_IMAGE = "patcher-base:bookworm"
-DEFAULT_BASE_IMAGE = "python:3.11-slim"
+DEFAULT_PYTHON = os.environ.get("PATCHER_DEFAULT_PYTHON") or "3.11"
+"""The Python (X.Y) of SANDBOX_IMAGE: boxes run it unless a repository asks for another. 3.11 is the offline
+base's (Debian bookworm); PATCHER_DEFAULT_PYTHON names another (CI runs the sandbox tests on each this way)."""
+PYTHON_LABEL = "io.patcher.python"
+"""Label of a sandbox (and offline base) image: the full version of its python3, e.g. 3.9.2."""
 SANDBOX_UID = 47213
 """uid of the unprivileged sandbox user; chosen to exist nowhere on a host (checked at image build)."""
 DEFAULT_SUITE = "python -m pytest -q"

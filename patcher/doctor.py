@@ -18,7 +18,7 @@ from typing import Literal
 import docker
 
 from patcher import hostdeps
-from patcher.env import image_status
+from patcher.env import image_status, python_lines
 from patcher.errors import BadInput, EnvironmentUnavailable
 from patcher.sandbox import docker_client, docker_host
 
@@ -44,7 +44,7 @@ def run_doctor() -> tuple[list[Check], int]:
                   Check("FAIL", "sandbox image", "cannot be checked without a Docker daemon")]
     else:
         with closing(client):
-            checks = [_daemon_check(client), _image_check(client)]
+            checks = [_daemon_check(client), _image_check(client), _python_check(client)]
     checks.append(model_check())
     checks.extend(access_checks())
     checks.extend(host_program_checks())
@@ -60,6 +60,11 @@ def _daemon_check(client: docker.DockerClient) -> Check:
 def _image_check(client: docker.DockerClient) -> Check:
     ok, message = image_status(client)
     return Check("ok" if ok else "FAIL", "sandbox image", message)
+
+
+def _python_check(client: docker.DockerClient) -> Check:
+    """The Python of each sandbox image here, and the versions this machine can have (never fails the doctor)."""
+    return Check("ok", "pythons", "; ".join(python_lines(client)))
 
 
 def host_program_checks() -> list[Check]:

@@ -32,7 +32,8 @@ class HostProgram:
 PROGRAMS = (
     HostProgram("git", "git", "stages repositories and applies diffs on the host", "product"),
     HostProgram("dockerd", "docker.io", "runs the sandbox containers", "product", "DOCKER_HOST"),
-    HostProgram("debootstrap", "debootstrap", "builds the offline base image when no registry answers", "product"),
+    HostProgram("debootstrap", "debootstrap", "builds the offline base images when no registry answers", "product"),
+    HostProgram("ssh", "openssh-client", "clones ssh remotes (git runs it)", "product"),
     HostProgram("tar", "tar", "unpacks the work tree in sandbox/boot.py, which the tests also run on the host",
                 "tests"),
     HostProgram("head", "coreutils", "feeds boot.py's tar exactly the tree's bytes, on the host in the tests too",
@@ -43,6 +44,8 @@ PROGRAMS = (
     HostProgram("chromium", "chromium", "drives the review pages in the browser tests", "tests"),
     HostProgram("ip", "iproute2", "makes the network namespace the servers the tests' egress proxy reaches "
                 "listen in (tests/netns.py)", "tests"),
+    HostProgram("sshd", "openssh-server", "serves git over ssh in the private-access tests (tests/support/sshd.py)",
+                "tests", where="/usr/sbin/sshd"),
     HostProgram("postgres", "postgresql", "serves the shared job store in the store and worker tests", "tests",
                 where="/usr/lib/postgresql/*/bin/postgres"),
 )

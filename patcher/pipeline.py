@@ -19,7 +19,7 @@ from patcher.engines import (
     TemplateEngine,
 )
 from patcher.errors import BadInput, Cancelled, PatcherError
-from patcher.intake import CloneLimits, StagedRepo, parse_traceback, stage_repo
+from patcher.intake import PYTHON_PATTERN, CloneLimits, StagedRepo, parse_traceback, stage_repo
 from patcher.model import LLM, ModelConfig, price
 from patcher.prepare import (
     EngineContext,
@@ -68,6 +68,8 @@ class JobSpec(BaseModel):
     setup: str | None = Field(None, description="Command that installs the repo's dependencies (the user's --setup); "
                               "default: read from pyproject.toml, requirements*.txt, setup.cfg/setup.py.")
     clone: CloneLimits = Field(default_factory=CloneLimits, description="Time and size bounds of cloning a URL.")
+    python: str | None = Field(None, pattern=PYTHON_PATTERN, description="Python (X.Y) the boxes run (the user's "
+                               "--python); default: [tool.patcher] python, else chosen from what the repo declares.")
 
 
 def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None,
@@ -81,7 +83,7 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
     trace = open_trace(spec.trace_dir, "", Redactor(secret_values), on_event)
     trace.emit("run_start", repo=spec.repo, ref=spec.ref, test_command=spec.test_command,
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
-               attempts=spec.attempts,
+               python=spec.python, attempts=spec.attempts,
                limits=spec.limits.model_dump())
     stopper = Stopper(cancel)
     return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held, stopper), stopper)
@@ -94,7 +96,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     parsed = parse_traceback(spec.traceback)
     staged = _stage(held, spec.repo, spec.ref, spec.clone)
     stopper.check()
-    settings = settings_for(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox)
+    settings = settings_for(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox, spec.python)
     ctx = EngineContext(trace, progress, stopper)
     job = prepare(staged, parsed, spec.traceback, settings, ctx, held)
     if isinstance(job, JobResult):
@@ -130,20 +132,20 @@ def verify_patch(repo: str, diff: str, *, ref: str | None = None, test_command: 
                  suite_command: str | None = None, trace_dir: Path | None = None,
                  progress: Progress = lambda _: None, setup: str | None = None, clone: CloneLimits | None = None,
                  on_event: Callable[[dict[str, Any]], None] | None = None,
-                 cancel: threading.Event | None = None) -> JobResult:
+                 cancel: threading.Event | None = None, python: str | None = None) -> JobResult:
     """`patcher verify` (and a server's re-verification on a new base): the same baseline and verification
     as a job, on a diff from elsewhere; no engine runs."""
     stopper = Stopper(cancel)
     clone = clone or CloneLimits()
     trace = open_trace(trace_dir, "verify-", Redactor(clone.access.secrets()), on_event)
-    trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, mode="verify")
+    trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, setup=setup, python=python, mode="verify")
 
     def check(held: Releasable) -> JobResult:
         parsed = parse_traceback(traceback) if traceback else None
         if not diff.strip():
             raise BadInput("the patch is empty")
         staged = _stage(held, repo, ref, clone)
-        settings = settings_for(trace, staged, test_command, suite_command, setup, sandbox or SandboxConfig())
+        settings = settings_for(trace, staged, test_command, suite_command, setup, sandbox or SandboxConfig(), python)
         if parsed is None and not settings.test_command:
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")

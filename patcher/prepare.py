@@ -13,7 +13,7 @@ from typing import Any
 
 from patcher.agent import reproduction_command
 from patcher.config import SandboxConfig, patcher_home
-from patcher.env import EnvConfig, ensure_env_image
+from patcher.env import EnvConfig, ensure_env_image, job_python, setup_of
 from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, effective, map_frames
 from patcher.result import JobResult, Reason, empty_verification, exit_code_for, status_for
 from patcher.review import base_provenance, with_result
@@ -64,19 +64,21 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     client = docker_client()
     reap(client)
     require_image(client, cfg.image)
+    asked_by = {"flag": "--python", "pyproject": "[tool.patcher] python"}.get(settings.sources.get("python", ""), "")
+    python = job_python(client, staged.path, settings.python, asked_by, cfg.image, progress)
     progress("preparing the environment image (dependencies)")
-    image = ensure_env_image(staged, settings.setup, EnvConfig(base_image=cfg.image), client, progress)
+    image = ensure_env_image(staged, settings.setup, EnvConfig(base_image=python.image), client, progress)
     stopper.check()
-    if image != cfg.image:
-        trace.emit("environment", image=image, base_image=cfg.image)
-        cfg = cfg.model_copy(update={"image": image})
+    environment = {"python": python.as_json(), "setup": setup_of(client, image)}
+    trace.emit("environment", image=image, base_image=python.image, **environment)
+    cfg = cfg.model_copy(update={"image": image})
 
     pool = BoxPool(client)  # the next box starts while this one works: baseline, agent, verification
     held.append(pool)
     pool.warm(cfg, JOB_SPARES)
     progress("reproducing the crash on the base code" if repro else "running the tests on the base code")
     job = Job(staged, DockerBoxes(cfg, client, pool, stopper), suite_command, repro, exc_type, site, parsed,
-              traceback, cfg.image, client)
+              traceback, cfg.image, client, environment=environment)
     base = run_baseline(job)
     stopper.check()
     emit_runs(trace, "baseline", [("base-repro", base.repro)] if base.repro else [])
@@ -126,11 +128,12 @@ def open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = No
 
 
 def settings_for(trace: Trace, staged: StagedRepo, test: str | None, suite: str | None, setup: str | None,
-              sandbox: SandboxConfig) -> Effective:
+              sandbox: SandboxConfig, python: str | None = None) -> Effective:
     """Flags over `[tool.patcher]` of the base tree over defaults; the trace says which came from where."""
-    settings = effective(staged.path, test, suite, setup, sandbox)
+    settings = effective(staged.path, test, suite, setup, sandbox, python)
     trace.emit("settings", test_command=settings.test_command, suite_command=settings.suite_command,
-               setup=settings.setup, allowlist=settings.sandbox.allowlist, sources=settings.sources)
+               setup=settings.setup, allowlist=settings.sandbox.allowlist, python=settings.python,
+               sources=settings.sources)
     return settings
 
 

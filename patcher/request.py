@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from patcher.agent import Limits
 from patcher.errors import BadInput
+from patcher.intake import PYTHON_PATTERN
 
 if TYPE_CHECKING:
     from patcher.pipeline import JobSpec
@@ -48,6 +49,10 @@ class JobRequest(BaseModel):
     setup: str | None = Field(None, min_length=1, max_length=4096)
     """Command that installs the dependencies (`--setup`); default: read from pyproject.toml, requirements*.txt,
     setup.cfg/setup.py. It runs in its own box, the only one with network."""
+    python: str | None = Field(None, pattern=PYTHON_PATTERN)
+    """Python (X.Y) the boxes run (`--python`); default: [tool.patcher] python, else chosen from what the repository
+    declares (.python-version, requires-python, tox.ini and classifiers); one this machine cannot have is
+    setup_failed."""
     attempts: int = Field(3, ge=1, le=10)
     """Verifications the agent's diff may get (`--attempts`); each rejected one is explained to the agent."""
     limits: Limits = Field(default_factory=Limits)

@@ -1,4 +1,4 @@
-"""A container's first process: `python3 -S -P -m sandbox.boot --repo PATH ...` (the server's options).
+"""A container's first process: `python3 -S -c BOOT --repo PATH ...` (BOOT: patcher/sandbox/pool.py).
 
 It starts unpacking the work tree, then loads and runs the tool server (server.py), whose module imports
 are most of a box's start-up: the two overlap. Ahead of the server's hello the host sends a header,

@@ -9,6 +9,8 @@ Standard library plus the pytest the repo's tests use. The code under test could
 the host uses it only to order fix candidates, never to decide a verification.
 """
 
+from __future__ import annotations  # `str | None` in signatures; a box may run Python 3.9
+
 import json
 import os
 import sys

@@ -19,7 +19,7 @@ import json
 import shlex
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 NO_DATA: Mapping[str, Any] = MappingProxyType({})
 """A result's data when it has none: one shared mapping, so read-only."""
@@ -116,19 +116,19 @@ class ModulesRequest(NamedTuple):
     """Top-level import names of the distributions installed in the box (data["modules"]). Host only."""
 
 
-Request = (
-    ReadFileRequest
-    | SearchCodeRequest
-    | GitDiffRequest
-    | WriteFileRequest
-    | EditFileRequest
-    | RunTestRequest
-    | JudgeRequest
-    | ReadReportRequest
-    | PingRequest
-    | ModulesRequest
-    | CheckRequest
-)
+Request = Union[  # not `A | B`: evaluated at import, and a box may run Python 3.9
+    ReadFileRequest,
+    SearchCodeRequest,
+    GitDiffRequest,
+    WriteFileRequest,
+    EditFileRequest,
+    RunTestRequest,
+    JudgeRequest,
+    ReadReportRequest,
+    PingRequest,
+    ModulesRequest,
+    CheckRequest,
+]
 
 REQUEST_TYPES: dict[str, type[Request]] = {
     "read_file": ReadFileRequest,

@@ -1,5 +1,5 @@
 """The resident tool server: `python3 -S -P -m sandbox.server --repo PATH [--base COMMIT] [--report-dir DIR]
-[--sweep uid|group]`.
+[--sweep uid|group]` (in a box: `python3 -S -c BOOT`, sandbox/boot.py, BOOT dropping sys.path[0] as -P would).
 
 -S and -P because this process holds the signing key: no code of the repository (its directory is the
 working directory, which -m would put first on sys.path, ahead of the standard library) and none of
@@ -87,10 +87,23 @@ def _modules(ctx: tools.Context, req: ModulesRequest, deadline_at: float) -> Too
     own = list(sys.path)
     sys.path.extend(p for p in site_paths() if p not in own)  # read as data only, for the scan
     try:
-        names = sorted(n for n in importlib.metadata.packages_distributions() if n.isidentifier())
+        names = sorted(n for n in _top_level_names(importlib.metadata) if n.isidentifier())
     finally:
         sys.path[:] = own
     return ToolResult(is_error=False, output=f"{len(names)} top-level names", data={"modules": names})
+
+
+def _top_level_names(metadata: Any) -> set[str]:
+    """The import names of the installed distributions: packages_distributions() where it exists (3.10+),
+    else what it reads, top_level.txt or the .py files a distribution records."""
+    if hasattr(metadata, "packages_distributions"):
+        return set(metadata.packages_distributions())
+    names: set[str] = set()
+    for dist in metadata.distributions():
+        declared = (dist.read_text("top_level.txt") or "").split()
+        names.update(declared or {f.parts[0] if len(f.parts) > 1 else f.stem for f in dist.files or ()
+                                  if f.suffix == ".py"})
+    return names
 
 
 def site_paths() -> list[str]:
@@ -242,7 +255,7 @@ def parse_args(argv: list[str] | None) -> Namespace:
     costs every box's start-up; anything else goes to argparse for its usage and error messages."""
     args = sys.argv[1:] if argv is None else argv
     got: dict[str, str | None] = {"repo": None, "base": None, "report_dir": REPORT_DIR, "sweep": "group"}
-    pairs = list(zip(args[::2], args[1::2], strict=False))
+    pairs = list(zip(args[::2], args[1::2]))
     if len(args) % 2 == 0 and all(k in OPTIONS for k, _ in pairs):
         got.update({OPTIONS[k]: v for k, v in pairs})
         if got["repo"] and got["sweep"] in ("uid", "group"):

@@ -35,6 +35,7 @@ MAX_DIFF_BYTES = 8 * 1024 * 1024
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 GIT = ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*",
        "-c", "core.pager=cat"]
+GIT_HOME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "githome")
 DIFF_FLAGS = ["--no-ext-diff", "--no-textconv", "--binary", "--no-color", "--src-prefix=a/", "--dst-prefix=b/"]
 
 
@@ -148,8 +149,11 @@ def search_code(ctx: Context, req: SearchCodeRequest, deadline_at: float) -> Too
 
 
 def tool_env() -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
-            "LANG": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+    """git's HOME and global config are a read-only file of the image: git before 2.32 knows no GIT_CONFIG_GLOBAL
+    and would read $HOME/.gitconfig, which test code could write if HOME were /tmp."""
+    return {"PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin", "HOME": GIT_HOME,
+            "XDG_CONFIG_HOME": GIT_HOME, "LANG": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.path.join(GIT_HOME, ".gitconfig"),
             "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
 
 
@@ -194,8 +198,9 @@ def _worktree_diff(ctx: Context, deadline_at: float) -> tuple[bytes, str]:
     """Work tree (new files included) vs base. A private index (base's tree plus intent-to-add entries
     for new files) and object dir: nothing is hashed into, or touched in, .git. Paths the repo's own
     index marks skip-worktree (symlinks leaving the repo, replaced by a stand-in at intake) stay so."""
-    objects = _git(ctx, ["rev-parse", "--path-format=absolute", "--git-path", "objects"], tool_env(),
-                   deadline_at).decode().strip()
+    # relative to the repo (git 2.30, Debian bullseye's, has no --path-format=absolute)
+    objects = os.path.join(ctx.repo, _git(ctx, ["rev-parse", "--git-path", "objects"], tool_env(),
+                                          deadline_at).decode().strip())
     listed = _git(ctx, ["ls-files", "-v", "-z"], tool_env(), deadline_at).split(b"\0")
     skip = [os.fsdecode(entry[2:]) for entry in listed if entry.startswith(b"S ")]
     import tempfile  # here: its imports (shutil, random...) would slow every box's start

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import docker
 import pytest
@@ -44,6 +44,27 @@ def docker_client() -> Iterator[docker.DockerClient]:
 def sandbox_image(docker_client: docker.DockerClient) -> str:
     """Tag of the sandbox image, built (or found up to date) once per session."""
     return image.build_image(None, log=lambda message: print(f"[image] {message}"))
+
+
+@pytest.fixture(scope="session")
+def python_image(sandbox_image: str) -> Callable[[str], str]:
+    """The sandbox image of a Python version (X.Y), built (or found current) once per session: from python:X.Y-slim,
+    else the Debian release that ships it (a minute or more the first time on a machine). A version this machine
+    cannot have skips the test (fails it, when CI=true)."""
+    built: dict[str, str] = {}
+
+    def get(version: str) -> str:
+        if version not in built:
+            try:
+                built[version] = image.build_image(None, log=lambda m: print(f"[image {version}] {m}"),
+                                                   python=version)
+            except EnvironmentUnavailable as e:
+                if os.environ.get("CI", "").lower() == "true":
+                    pytest.fail(f"CI=true requires the Python {version} sandbox image, but {e}")
+                pytest.skip(f"no Python {version} here: {e}")
+        return built[version]
+
+    return get
 
 
 @pytest.fixture(scope="session")

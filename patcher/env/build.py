@@ -31,11 +31,12 @@ import docker
 import docker.errors
 import requests
 
-from patcher.config import LABEL, SANDBOX_UID
+from patcher.config import LABEL, PYTHON_LABEL, SANDBOX_UID
 from patcher.env.cache import (
     BASE_SIZE_LABEL,
     ENV_LABEL,
     INPUTS_LABEL,
+    SETUP_LABEL,
     env_home,
     locked,
     prune,
@@ -43,8 +44,10 @@ from patcher.env.cache import (
 )
 from patcher.env.config import EnvConfig
 from patcher.env.egress import FORWARDER, PORT_IN_BOX, SOCKET_DIR_IN_BOX, EgressProxy, allowlist
+from patcher.env.failure import explain
+from patcher.env.image import BASE_LABEL
 from patcher.env.pip import index_credentials, index_secrets, pip_settings, scrub
-from patcher.env.plan import SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
+from patcher.env.plan import INSTALLED_MARK, LOOSE_FILE, SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
 from patcher.errors import EnvironmentUnavailable, SetupFailed
 from patcher.intake import StagedRepo
 from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, hardened, owner_labels
@@ -72,7 +75,7 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
     with locked(env_home(config) / f"env-{key[:12]}.lock"):
         cached = get_image(client, tag) is not None
         if not cached:
-            log(f"installing dependencies ({', '.join(plan.files) or 'setup command'}) into {tag}")
+            log(f"installing dependencies ({', '.join(plan.read) or plan.setup_command or 'the project'}) into {tag}")
             started = time.monotonic()
             _build(client, staged, plan, base, tag, key, config, pip)
             log(f"built {tag} in {time.monotonic() - started:.1f} s")
@@ -90,11 +93,12 @@ def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base:
         if proxy.ca_pem and "\ncert = " not in pip_conf:
             pip_conf += f"cert = {SETUP_DIR}/ca.pem\n"
         _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca + b"\n" + proxy.ca_pem), proxy,
-                   Redactor([*indexes, *index_secrets(indexes)]))
+                   Redactor([*indexes, *index_secrets(indexes)]), [scrub(url) for url in indexes])
 
 
 def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,
-               config: EnvConfig, pip: tuple[str, bytes], proxy: EgressProxy, redact: Redactor) -> None:
+               config: EnvConfig, pip: tuple[str, bytes], proxy: EgressProxy, redact: Redactor,
+               indexes: list[str]) -> None:
     container = None
     try:
         container = client.containers.create(**hardened(
@@ -117,13 +121,18 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
                               f"lines of its output:\n{_tail(container, redact)}") from e
         if code != 0:
             refused = f"\n  (the proxy refused: {', '.join(proxy.refused[:5])})" if proxy.refused else ""
-            raise SetupFailed(f"dependency setup failed (exit code {code}); last lines of the installer's "
-                              f"output:\n{_tail(container, redact)}{redact.text(refused)}")
+            why = explain(_logs(container, redact, 400), plan, indexes, proxy.answers)
+            raise SetupFailed(f"dependency setup failed (exit code {code}){f': {why}' if why else ''}; last lines "
+                              f"of the installer's output:\n{_tail(container, redact)}{redact.text(refused)}")
         inputs = {"files": sorted(plan.files), "setup": plan.setup_command, "extras": plan.extras,
                   "base": config.base_image, "base_id": base.id.removeprefix("sha256:")[:12],
                   "repo": staged.base_commit[:12] if plan.reads_repo else None}
-        labels = {LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
-                  BASE_SIZE_LABEL: str(base.attrs["Size"])}
+        inherited = {k: v for k, v in (base.labels or {}).items() if k in (PYTHON_LABEL, BASE_LABEL)}
+        installed = next((line.split()[1:] for line in reversed(_logs(container, redact, 5).splitlines())
+                          if line.startswith(INSTALLED_MARK)), None)
+        labels = {**inherited, LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
+                  BASE_SIZE_LABEL: str(base.attrs["Size"]),
+                  SETUP_LABEL: json.dumps({**plan.summary(), "installed": installed})}
         repo, _, version = tag.rpartition(":")
         container.commit(repository=repo, tag=version, conf={"Labels": labels, "Cmd": ["python3"]})
     except DOCKER_ERRORS as e:
@@ -150,8 +159,8 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> byt
     pip_conf, ca = pip
     extra = {"setup.sh": setup_script(plan).encode(), "pip.conf": pip_conf.encode(), "ca.pem": ca,
              "forward.py": FORWARDER.encode()}
-    if plan.groups:
-        extra["groups.txt"] = "".join(f"{r}\n" for r in plan.groups).encode()
+    if plan.loose:
+        extra[LOOSE_FILE] = "".join(f"{req}\n" for req, _ in plan.loose).encode()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         if plan.reads_repo:
@@ -186,9 +195,20 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes | None) -> None:
         tar.addfile(info, io.BytesIO(data))
 
 
+def setup_of(client: docker.DockerClient, image: str) -> dict[str, Any] | None:
+    """What an environment image's setup read and installed (`provenance.setup`); None for a sandbox image."""
+    found = get_image(client, image)
+    label = (found.labels or {}).get(SETUP_LABEL) if found is not None else None
+    return {**json.loads(label), "image": image} if label else None
+
+
 def _tail(container: Any, redact: Redactor, lines: int = 20) -> str:
     """The installer's last lines, redacted (index credentials, URL userinfo, secret-looking variables)."""
+    text = _logs(container, redact, lines)
+    return "\n".join(f"  {line[:200]}" for line in text.rstrip().splitlines()) or "  (no output could be read)"
+
+
+def _logs(container: Any, redact: Redactor, lines: int) -> str:
     with suppress(*DOCKER_ERRORS):
-        text = redact.text(container.logs(stdout=True, stderr=True, tail=lines).decode(errors="replace"))
-        return "\n".join(f"  {line[:200]}" for line in text.rstrip().splitlines())
-    return "  (no output could be read)"
+        return redact.text(container.logs(stdout=True, stderr=True, tail=lines).decode(errors="replace"))
+    return ""

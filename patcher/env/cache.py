@@ -25,6 +25,8 @@ from patcher.env.config import EnvConfig
 ENV_LABEL = "io.patcher.env"
 INPUTS_LABEL = "io.patcher.env.inputs"
 BASE_SIZE_LABEL = "io.patcher.env.base-size"
+SETUP_LABEL = "io.patcher.env.setup"
+"""What the setup read and installed, with where each requirement came from (plan.summary, pip's list)."""
 
 
 @dataclass

@@ -17,8 +17,9 @@ class EnvConfig(BaseModel):
     base_image: str = Field(SANDBOX_IMAGE, description="Image the setup container starts from and jobs build on.")
     repository: str = Field("patcher-env", description="Repository name of environment image tags.")
     max_gb: float = Field(10.0, description="Cap on the summed own size of environment images; LRU beyond it.")
-    extras: list[str] = Field(["test", "tests", "testing", "dev"],
-                              description="Optional-dependency extras and dependency groups installed when present.")
+    extras: list[str] = Field(["test", "tests", "testing", "dev", "devel", "develop", "development", "ci"],
+                              description="Test words: an extra, dependency group, requirements file or nox session "
+                              "whose name has one of these words is the tests' and installed (testreqs.py).")
     setup_timeout_s: float = Field(900.0, description="Deadline of the whole setup step; the container is killed.")
     memory_mb: int = Field(4096, description="Memory limit of the setup container (tmpfs /tmp counts against it).")
     tmp_mb: int = Field(1536, description="Size of the setup container's /tmp tmpfs (build directories).")

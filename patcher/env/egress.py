@@ -83,6 +83,8 @@ class EgressProxy:
         self.ca = ProxyCA([h for h, _ in self.credentials]) if self.credentials else None
         self._upstream = ssl.create_default_context(cadata=upstream_ca.decode() if upstream_ca else None)
         self.refused: list[str] = []
+        self.answers: list[str] = []
+        """The indexes' refusals (401, 403) the proxy saw: plain http, and https it adds credentials to."""
         self.socket_dir = Path(tempfile.mkdtemp(prefix="patcher-egress-"))
         self._server: socketserver.ThreadingUnixStreamServer | None = None
 
@@ -157,6 +159,7 @@ class EgressProxy:
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
                 upstream.sendall(_origin_form(head, rest, auth))
+                client.sendall(self._noted(upstream.recv(65536), f"http://{host}:{port}{rest}", auth))
             _pipe(client, upstream)
 
     def _intercept(self, client: socket.socket, where: tuple[str, int], host: str, auth: str) -> None:
@@ -170,10 +173,21 @@ class EgressProxy:
                 with socket.create_connection(where, timeout=30) as raw, \
                         self._upstream.wrap_socket(raw, server_hostname=host) as upstream:
                     upstream.sendall(_origin_form(head, target if target.startswith("/") else "/", auth))
+                    tls.sendall(self._noted(upstream.recv(65536), f"https://{host}:{where[1]}{target}", auth))
                     while data := upstream.recv(65536):
                         tls.sendall(data)
         except (OSError, ssl.SSLError) as e:
             self.refused.append(f"CONNECT {host}:{where[1]} (TLS: {type(e).__name__})")
+
+
+    def _noted(self, first: bytes, url: str, auth: str | None) -> bytes:
+        """The first bytes of an index's answer, passed on; a 401 or 403 is recorded in `answers`."""
+        status = first.split(b"\r\n", 1)[0].decode("latin-1", "replace").split(" ", 2)
+        if len(status) >= 2 and status[1] in ("401", "403"):
+            given = "with the credentials patcher added" if auth else "without credentials (none configured for it)"
+            said = f"{status[1]} {status[2][:40]}" if len(status) > 2 else status[1]
+            self.answers.append(f"{said} for {url.split('?', 1)[0][:200]} {given}")
+        return first
 
 
 def _read_head(sock: socket.socket) -> bytes:

@@ -1,10 +1,12 @@
-"""The sandbox image: build it (`patcher image build`) and say whether it is current (`patcher doctor`).
+"""The sandbox image: build it (`patcher image build [--python X.Y]`) and say whether it is current (`patcher doctor`).
 
-Base image: the one asked for; else `python:3.11-slim` when present or pullable; else an offline base
-made from Debian packages (debian_base.py). The sources are `Dockerfile.sandbox` in the parent
+Base image: the one asked for; else `python:X.Y-slim` (3.11 by default) when present or pullable; else an
+offline base made from the Debian release that ships X.Y (debian_base.py). The default version's image is
+SANDBOX_IMAGE; another version's is SANDBOX_IMAGE with `-pyX.Y` after its tag (`sandbox_tag`), so checkouts
+with their own PATCHER_SANDBOX_IMAGE never share one. The sources are `Dockerfile.sandbox` in the parent
 directory of the installed `sandbox` package (an editable install or a source checkout) and that
 package's files. A build is skipped when the image's `io.patcher.content` label equals the hash of
-those files, the uid and the base image id.
+those files, the uid and the base image id. Every sandbox image carries its python3's version in a label.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from pathlib import Path
 
 import docker
 import docker.errors
+from docker.models.images import Image
 
-from patcher.config import DEFAULT_BASE_IMAGE, LABEL, OFFLINE_BASE_IMAGE, SANDBOX_IMAGE, SANDBOX_UID
-from patcher.env.debian_base import build_offline_base
+from patcher.config import DEFAULT_PYTHON, LABEL, PYTHON_LABEL, SANDBOX_IMAGE, SANDBOX_UID
+from patcher.env.debian_base import build_offline_base, offline_tag
+from patcher.env.pyversion import OFFLINE_SUITES
 from patcher.errors import EnvironmentUnavailable
 from patcher.sandbox import DOCKER_ERRORS, docker_client, first_line, get_image
 
@@ -35,50 +39,94 @@ BASE_LABEL = "io.patcher.base"
 BUILD_TIMEOUT_S = 900
 PULL_TIMEOUT_S = 30
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ASKED: dict[str, str] = {}
+"""Image id -> python3 version, for images that carry neither label nor PYTHON_VERSION."""
 
 
-def build_image(base: str | None, log: Log) -> str:
-    """Build the sandbox image unless the existing one already holds these sources; return its tag."""
+def build_image(base: str | None, log: Log, python: str | None = None) -> str:
+    """Build the sandbox image (of Python `python`, X.Y, when given) unless the existing one already holds
+    these sources; return its tag."""
     check_sandbox_uid(SANDBOX_UID)
+    tag = sandbox_tag(python) if python else SANDBOX_IMAGE
     files = _context_files()
     sources = _sources_digest(files, SANDBOX_UID)
     with closing(docker_client(timeout=BUILD_TIMEOUT_S)) as client:
-        base_ref = _resolve_base(client, base, log)
-        base_id = client.images.get(base_ref).id
-        content = hashlib.sha256(f"{sources}\n{base_id}".encode()).hexdigest()
-        current = get_image(client, SANDBOX_IMAGE)
+        base_ref = _resolve_base(client, base, python or DEFAULT_PYTHON, log)
+        base_image = client.images.get(base_ref)
+        version = python_of(client, base_image)
+        if python and not version.startswith(f"{python}."):
+            raise EnvironmentUnavailable(f"base image {base_ref} has Python {version or '(none found)'}, not "
+                                         f"{python}: omit --base, or name a base with Python {python}")
+        content = hashlib.sha256(f"{sources}\n{base_image.id}".encode()).hexdigest()
+        current = get_image(client, tag)
         if current is not None and (current.labels or {}).get(CONTENT_LABEL) == content:
-            log(f"{SANDBOX_IMAGE} is up to date ({_short(current.id)}, base {base_ref})")
-            return SANDBOX_IMAGE
-        log(f"building {SANDBOX_IMAGE} from {base_ref} (uid {SANDBOX_UID})")
+            log(f"{tag} is up to date ({_short(current.id)}, base {base_ref}, Python {version})")
+            return tag
+        log(f"building {tag} from {base_ref} (Python {version}, uid {SANDBOX_UID})")
         started = time.monotonic()
-        labels = {LABEL: "1", CONTENT_LABEL: content, SOURCES_LABEL: sources, BASE_LABEL: base_ref}
-        new_id = _build(client, files, base_ref, labels, log)
+        labels = {LABEL: "1", CONTENT_LABEL: content, SOURCES_LABEL: sources, BASE_LABEL: base_ref,
+                  PYTHON_LABEL: version}
+        new_id = _build(client, files, base_ref, tag, labels, log)
         if current is not None and current.id != new_id:
             with suppress(docker.errors.APIError):  # an environment image built on it keeps it alive
                 client.images.remove(current.id)
-        log(f"built {SANDBOX_IMAGE} ({_short(new_id)}) in {time.monotonic() - started:.1f} s")
-    return SANDBOX_IMAGE
+        log(f"built {tag} ({_short(new_id)}) in {time.monotonic() - started:.1f} s")
+    return tag
 
 
-def image_status(client: docker.DockerClient | None = None) -> tuple[bool, str]:
-    """(ok, message): is the sandbox image present and built from the current sandbox/ sources?"""
+def sandbox_tag(python: str) -> str:
+    """The sandbox image of Python X.Y: SANDBOX_IMAGE for the default version, else its tag + `-pyX.Y`."""
+    if python == DEFAULT_PYTHON:
+        return SANDBOX_IMAGE
+    name, colon, tag = SANDBOX_IMAGE.rpartition(":")
+    if not colon or "/" in tag:  # no tag (a registry port is not one): Docker's default
+        name, tag = SANDBOX_IMAGE, "latest"
+    return f"{name}:{tag}-py{python}"
+
+
+def python_of(client: docker.DockerClient, image: Image) -> str:
+    """The full version of an image's python3: its label, the official images' PYTHON_VERSION, else asked
+    of a throwaway container without network (once per image id)."""
+    labels = image.labels or {}
+    env = dict(item.partition("=")[::2] for item in (image.attrs.get("Config") or {}).get("Env") or [])
+    known = labels.get(PYTHON_LABEL) or env.get("PYTHON_VERSION") or _ASKED.get(image.id)
+    if known:
+        return known
     try:
-        files = _context_files()
+        out = client.containers.run(image.id, ["python3", "-c", "import platform; print(platform.python_version())"],
+                                    remove=True, network_mode="none", labels={LABEL: "1"}, stderr=False)
+    except DOCKER_ERRORS:
+        return ""
+    _ASKED[image.id] = out.decode(errors="replace").strip()
+    return _ASKED[image.id]
+
+
+def image_status(client: docker.DockerClient | None = None, tag: str = SANDBOX_IMAGE) -> tuple[bool, str]:
+    """(ok, message): is the sandbox image `tag` present and built from the current sandbox/ sources?"""
+    try:
         if client is None:
             with closing(docker_client()) as own:
-                image = get_image(own, SANDBOX_IMAGE)
+                image = get_image(own, tag)
         else:
-            image = get_image(client, SANDBOX_IMAGE)
+            image = get_image(client, tag)
+        current = image is not None and is_current(image)
     except EnvironmentUnavailable as e:
         return False, str(e)
+    build = "patcher image build" + (f" --python {tag.rpartition('-py')[2]}" if tag != SANDBOX_IMAGE else "")
     if image is None:
-        return False, f"{SANDBOX_IMAGE} is missing: run `patcher image build`"
+        return False, f"{tag} is missing: run `{build}`"
     labels = image.labels or {}
-    if labels.get(SOURCES_LABEL) != _sources_digest(files, SANDBOX_UID):
-        return False, f"{SANDBOX_IMAGE} is older than the sandbox/ sources: run `patcher image build`"
-    return True, (f"{SANDBOX_IMAGE} ({_short(image.id)}, base {labels.get(BASE_LABEL, '?')}) "
-                  "matches the sandbox/ sources")
+    if not current:
+        return False, f"{tag} is older than the sandbox/ sources: run `{build}`"
+    return True, (f"{tag} ({_short(image.id)}, base {labels.get(BASE_LABEL, '?')}, Python "
+                  f"{labels.get(PYTHON_LABEL, '?')}) matches the sandbox/ sources")
+
+
+def is_current(image: Image) -> bool:
+    """Whether a sandbox image holds the current sandbox/ sources (and says which Python it has)."""
+    labels = image.labels or {}
+    return bool(labels.get(PYTHON_LABEL)) and labels.get(SOURCES_LABEL) == _sources_digest(_context_files(),
+                                                                                            SANDBOX_UID)
 
 
 def source_paths() -> tuple[Path, Path]:
@@ -135,13 +183,13 @@ def _context_tar(files: list[tuple[str, Path]]) -> io.BytesIO:
     return buffer
 
 
-def _build(client: docker.DockerClient, files: list[tuple[str, Path]], base: str,
+def _build(client: docker.DockerClient, files: list[tuple[str, Path]], base: str, tag: str,
            labels: dict[str, str], log: Log) -> str:
     tail: list[str] = []
     try:
         stream = client.api.build(
             fileobj=_context_tar(files), custom_context=True, dockerfile="Dockerfile.sandbox",
-            tag=SANDBOX_IMAGE, buildargs={"BASE": base, "UID": str(SANDBOX_UID)}, labels=labels,
+            tag=tag, buildargs={"BASE": base, "UID": str(SANDBOX_UID)}, labels=labels,
             rm=True, forcerm=True, pull=False, decode=True, use_config_proxy=False)
         for chunk in stream:
             for line in _ANSI.sub("", chunk.get("stream", "")).splitlines():
@@ -152,22 +200,31 @@ def _build(client: docker.DockerClient, files: list[tuple[str, Path]], base: str
             if "error" in chunk:
                 reason = re.sub(r"The command '.*' returned", "a RUN step returned", chunk["error"], flags=re.S)
                 raise docker.errors.BuildError(reason.strip(), [])
-        return client.images.get(SANDBOX_IMAGE).id
+        return client.images.get(tag).id
     except DOCKER_ERRORS as e:
         last = "\n".join(f"  {line}" for line in tail)
-        raise EnvironmentUnavailable(f"building {SANDBOX_IMAGE} from {base} failed ({first_line(e)}): fix "
+        raise EnvironmentUnavailable(f"building {tag} from {base} failed ({first_line(e)}): fix "
                                      f"the cause and rerun `patcher image build`\n{last}".rstrip()) from e
 
 
-def _resolve_base(client: docker.DockerClient, base: str | None, log: Log) -> str:
-    if base == OFFLINE_BASE_IMAGE or (base is None and not _present_or_pulled(client, DEFAULT_BASE_IMAGE, log)):
-        if get_image(client, OFFLINE_BASE_IMAGE) is None:
-            build_offline_base(client, log)
-        return OFFLINE_BASE_IMAGE
-    if base is None or _present_or_pulled(client, base, log):
-        return base or DEFAULT_BASE_IMAGE
-    raise EnvironmentUnavailable(f"base image {base} is neither present nor pullable: load it with "
-                                 "`docker load`, or omit --base to use an offline Debian base")
+def _resolve_base(client: docker.DockerClient, base: str | None, python: str, log: Log) -> str:
+    """The base asked for; else python:X.Y-slim when present or pullable; else the offline base of X.Y."""
+    offline = base is not None and base.startswith(offline_tag(""))
+    if base is not None and not offline:
+        if _present_or_pulled(client, base, log):
+            return base
+        raise EnvironmentUnavailable(f"base image {base} is neither present nor pullable: load it with "
+                                     "`docker load`, or omit --base to use an offline Debian base")
+    if base is None and _present_or_pulled(client, f"python:{python}-slim", log):
+        return f"python:{python}-slim"
+    suite = base.removeprefix(offline_tag("")) if base else OFFLINE_SUITES.get(python)
+    if suite is None:
+        offline_versions = ", ".join(f"{v} ({s})" for v, s in OFFLINE_SUITES.items())
+        raise EnvironmentUnavailable(f"no registry answered (python:{python}-slim) and no Debian release patcher "
+                                     f"builds offline ships Python {python}: offline, only {offline_versions}")
+    if get_image(client, offline_tag(suite)) is None:
+        build_offline_base(client, log, suite)
+    return offline_tag(suite)
 
 
 def _present_or_pulled(client: docker.DockerClient, ref: str, log: Log) -> bool:

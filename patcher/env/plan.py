@@ -1,12 +1,12 @@
 """What a repo needs installed: the plan read from its dependency files, its key, and the setup script.
 
-Nothing here runs the repo's code; the files are only read (pyproject.toml, setup.cfg, setup.py as text,
-requirements*.txt). The key hashes everything the setup step can read: the dependency files, the setup
-command, the base image id and RECIPE, and, when the setup step reads the repo itself (a setup command,
-an installable project whose build code runs, a requirement naming a local path), the repo's content.
-So code can never reach an image that a job on other code reuses (a setup.py that drops a `.pth` into
-the environment poisons only its own content's image); a repo whose setup reads only requirement files
-gets just those files in its setup container and shares the image across code edits.
+Nothing here runs the repo's code; the files are only read (testreqs.py says where test requirements are
+looked for, and in which order). The key hashes everything the setup step can read: the dependency files,
+the single requirements, the setup command, the base image id and RECIPE, and, when the setup step reads the
+repo itself (a setup command, an installable project whose build code runs, a requirement naming a local
+path), the repo's content. So code can never reach an image that a job on other code reuses (a setup.py that
+drops a `.pth` into the environment poisons only its own content's image); a repo whose setup reads only
+requirement files gets just those files in its setup container and shares the image across code edits.
 """
 
 from __future__ import annotations
@@ -20,11 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-RECIPE = "2"
+from patcher.env.testreqs import find, nested, origins, requirement_name
+
+RECIPE = "3"
 """Bumped whenever the setup script changes what an environment image holds."""
 VENV = "/opt/patcher-env"
 DEFAULT_INDEX = "https://pypi.org/simple"
 SETUP_DIR = "/workspace/.patcher-setup"
+LOOSE_FILE = "test-requirements.txt"
+"""The single requirements (dependency groups, tests_require, tox deps, nox installs), one a line, in SETUP_DIR."""
+PIP_IS_NEW = (f"{VENV}/bin/python -c \"import pip, sys; "
+              "sys.exit(tuple(map(int, pip.__version__.split('.')[:2])) < (21, 3))\"")
+"""Fails for pip before 21.3 (Debian bullseye's is 20.3), which installs no pyproject-only project editable."""
+INSTALLED_MARK = "PATCHER-INSTALLED"
+"""Starts the setup's last line: what pip says the environment holds (informational: build code could print it)."""
 
 
 @dataclass
@@ -32,26 +41,44 @@ class EnvPlan:
     """What a repo needs installed, read from its staging copy (never executed on the host)."""
 
     files: dict[str, bytes]
+    """The files the setup container gets when it does not read the repo: metadata and requirement files."""
     requirements: list[str] = field(default_factory=list)
+    """Requirement files installed with -r, in the documented order."""
     installable: bool = False
     extras: list[str] = field(default_factory=list)
-    groups: list[str] = field(default_factory=list)
-    """Plain requirement strings of the PEP 735 dependency groups named in `extras` (this pip has no --group)."""
+    loose: list[tuple[str, str]] = field(default_factory=list)
+    """(requirement, where it was read), from places that are not requirement files (written to LOOSE_FILE)."""
     src_layout: bool = False
     setup_command: str | None = None
     reads_repo: bool = False
     """Whether the setup step reads the repo beyond `files` (so the repo's content is part of the key)."""
+    read: list[str] = field(default_factory=list)
+    """Every file that gave something to install, in the order read."""
+    origins: dict[str, list[str]] = field(default_factory=dict)
+    """Canonical project name -> where it is named: a failing install says where its requirement came from."""
+    extra_from: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """`provenance.setup`: what was read and what the setup installs, each with where it came from."""
+        wanted = [{"requirement": f"-r {rel}", "from": rel} for rel in self.requirements]
+        if self.installable and not self.setup_command:
+            extras = f"[{','.join(self.extras)}]" if self.extras else ""
+            froms = sorted({self.extra_from[e] for e in self.extras}) or ["the project's metadata"]
+            wanted.append({"requirement": f"-e .{extras}", "from": ", ".join(froms)})
+        wanted += [{"requirement": req, "from": where} for req, where in self.loose]
+        return {"command": self.setup_command, "files": self.read, "requirements": [] if self.setup_command else wanted}
 
 
 def detect(repo: Path, setup_command: str | None, extras: list[str]) -> EnvPlan | None:
-    """The plan for `repo`, or None when there is nothing to install (the sandbox image is enough)."""
-    names = ["pyproject.toml", "setup.cfg", "setup.py"]
-    names += sorted(p.name for p in repo.glob("requirements*.txt"))
-    names += sorted(f"requirements/{p.name}" for p in repo.glob("requirements/*.txt"))
-    inside = [n for n in names if (repo / n).is_file() and (repo / n).resolve().is_relative_to(repo.resolve())]
-    files = {n: (repo / n).read_bytes() for n in inside}
-    plan = EnvPlan(files, setup_command=setup_command, src_layout=(repo / "src").is_dir())
-    plan.requirements = [n for n in files if n.startswith("requirements")]
+    """The plan for `repo`, or None when there is nothing to install (the sandbox image is enough). `extras`:
+    the words that mark an extra, group, requirements file or nox session as the tests' (EnvConfig.extras)."""
+    found = find(repo, extras)
+    meta = [n for n in ("pyproject.toml", "setup.cfg", "setup.py")
+            if (repo / n).is_file() and (repo / n).resolve().is_relative_to(repo.resolve())]
+    shipped, local = _with_nested(repo, found.files)
+    files = {n: (repo / n).read_bytes() for n in [*meta, *shipped]}
+    plan = EnvPlan(files, found.files, setup_command=setup_command, src_layout=(repo / "src").is_dir(),
+                   loose=found.loose, read=found.read, extra_from=dict(found.extras))
     project: dict[str, Any] = {}
     if "pyproject.toml" in files:
         with suppress(tomllib.TOMLDecodeError, UnicodeDecodeError):
@@ -59,39 +86,32 @@ def detect(repo: Path, setup_command: str | None, extras: list[str]) -> EnvPlan 
     cfg = configparser.RawConfigParser()
     with suppress(configparser.Error, UnicodeDecodeError):
         cfg.read_string(files.get("setup.cfg", b"").decode())
-    plan.installable = "setup.py" in files or "project" in project or "build-system" in project or (
-        cfg.has_section("metadata") or cfg.has_section("options"))
-    declared = set(project.get("project", {}).get("optional-dependencies", {}))
-    if cfg.has_section("options.extras_require"):
-        declared |= set(cfg.options("options.extras_require"))
-    setup_py = files.get("setup.py", b"").decode(errors="replace")
-    declared |= {e for e in extras if f'"{e}"' in setup_py or f"'{e}'" in setup_py}
-    plan.extras = [e for e in extras if e in declared]
-    groups = project.get("dependency-groups", {})
-    plan.groups = [r for g in extras for r in groups.get(g, []) if isinstance(r, str)]
+    # pip installs a project with a setup.py or a pyproject.toml only (setup.cfg is read by setup.py's setuptools)
+    plan.installable = "setup.py" in files or "project" in project or "build-system" in project
+    plan.extras = [e for e, _ in found.extras] if plan.installable else []
     # An installable project with no dependencies in a flat layout imports from the repo root as it is.
     needs_deps = bool(project.get("project", {}).get("dependencies")) or plan.extras or "setup.py" in files or (
-        cfg.has_option("options", "install_requires")) or plan.src_layout
-    if not (setup_command or plan.requirements or plan.groups or (plan.installable and needs_deps)):
+        cfg.has_option("options", "install_requires")) or plan.src_layout or found.project
+    if not (setup_command or plan.requirements or plan.loose or (plan.installable and needs_deps)):
         return None
-    plan.reads_repo = bool(setup_command) or plan.installable or any(
-        _local(line, files) for name in plan.requirements for line in files[name].decode(errors="replace").splitlines())
+    plan.origins = origins(found, repo, shipped)
+    plan.reads_repo = bool(setup_command) or plan.installable or local or any(
+        requirement_name(req) is None or req.startswith((".", "/")) or "file:" in req for req, _ in plan.loose)
     return plan
 
 
-def _local(line: str, files: dict[str, bytes]) -> bool:
-    """Whether a requirements line reads something other than the index: a path, a file: URL, an editable,
-    a find-links directory, or a nested requirements/constraints file the plan does not carry."""
-    text = line.split(" #", 1)[0].strip()
-    if not text or text.startswith("#"):
-        return False
-    option, _, value = text.replace("=", " ", 1).partition(" ")
-    if option in ("-r", "--requirement", "-c", "--constraint"):
-        value = value.strip()
-        return value not in files and f"requirements/{value}" not in files
-    if option in ("-i", "--index-url", "--extra-index-url", "--trusted-host", "--pre", "--prefer-binary"):
-        return "file:" in value
-    return text.startswith(("-", ".", "/", "~")) or "file:" in text or "\\" in text
+def _with_nested(repo: Path, files: list[str]) -> tuple[list[str], bool]:
+    """The requirement files and those they name with -r/-c (transitively), and whether any names more of the
+    repo than those (a path, an editable, a file it does not carry)."""
+    shipped, local, todo = list(files), False, list(files)
+    while todo:
+        more, reads = nested(repo, todo.pop(0))
+        local = local or reads
+        for rel in more:
+            if rel not in shipped:
+                shipped.append(rel)
+                todo.append(rel)
+    return shipped, local
 
 
 def env_key(plan: EnvPlan, base_id: str, repo_content: str | None = None, indexes: list[str] | None = None) -> str:
@@ -103,8 +123,9 @@ def env_key(plan: EnvPlan, base_id: str, repo_content: str | None = None, indexe
     repo = repo_content if plan.reads_repo else None
     # PyPI alone (the default) adds nothing, so keys made before indexes counted stay valid.
     index = f"indexes={indexes!r}\n" if indexes and indexes != [DEFAULT_INDEX] else ""
+    loose = [req for req, _ in plan.loose]
     digest = hashlib.sha256(f"recipe={RECIPE}\nbase={base_id}\nsetup={plan.setup_command!r}\nrepo={repo}\n{index}"
-                            .encode())
+                            f"loose={loose!r}\n".encode())
     for name in sorted(plan.files):
         digest.update(f"{name}\n{len(plan.files[name])}\n".encode() + plan.files[name])
     return digest.hexdigest()
@@ -122,11 +143,15 @@ def setup_script(plan: EnvPlan) -> str:
         lines.append(plan.setup_command)
     else:
         args = [a for r in plan.requirements for a in ("-r", r)]
-        if plan.groups:
-            args += ["-r", f"{SETUP_DIR}/groups.txt"]
+        if plan.loose:
+            args += ["-r", f"{SETUP_DIR}/{LOOSE_FILE}"]
         if plan.installable:
             args += ["-e", f".[{','.join(plan.extras)}]" if plan.extras else "."]
+        if plan.installable and "setup.py" not in plan.files:
+            lines.append(f"{PIP_IS_NEW} || {pip} -q 'pip>=21.3'")
         lines.append(f"{pip} {shlex.join(args)}")
+    lines.append(f"echo \"{INSTALLED_MARK} $({VENV}/bin/python -m pip list --local --exclude-editable "
+                 "--format=freeze 2>/dev/null | tr '\\n' ' ')\"")
     if plan.src_layout and (plan.setup_command or not plan.installable):
         lines.append(f"{VENV}/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])' "
                      "| { read d; echo /workspace/repo/src > \"$d/_patcher_repo_src.pth\"; }")

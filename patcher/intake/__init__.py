@@ -12,10 +12,11 @@ from patcher.intake.gitview import find_toplevel, git_dirs
 from patcher.intake.hostgit import GitFailed, host_git, open_repo
 from patcher.intake.remote import fetch_commit, push_branch, remote_branch
 from patcher.intake.repo import StagedRepo, stage_repo
-from patcher.intake.repoconfig import Effective, effective
+from patcher.intake.repoconfig import PYTHON_PATTERN, Effective, effective
 from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback, parse_traceback
 
 __all__ = [
+    "PYTHON_PATTERN",
     "CloneLimits",
     "CrashSite",
     "Effective",

@@ -29,11 +29,9 @@ from pydantic import BaseModel, ConfigDict
 from patcher.errors import BadInput
 from patcher.intake import credhelper
 from patcher.intake.hostgit import Session
+from patcher.intake.refusals import http_answer, ssh_refusal
 
 REDACTED = "[REDACTED]"
-AUTH_FAILED = ("authentication failed", "could not read username", "could not read password",
-               "returned error: 401", "returned error: 403", "permission denied (publickey",
-               "host key verification failed", "no such identity", "host key for")
 
 
 class GitAccess(BaseModel):
@@ -99,13 +97,14 @@ class GitAccess(BaseModel):
         return Session(settings=settings, env=env)
 
     def refused(self, url: str, said: str, doing: str = "clone") -> BadInput | None:
-        """The error for a remote that refused access (None when `said` is some other failure)."""
-        if not any(marker in said.lower() for marker in AUTH_FAILED):
-            return None
+        """The error for a remote that refused access, naming what it answered and the setting to check; None
+        when `said` (everything git and ssh said, redacted) is some other failure."""
         if is_ssh(url):
-            where = "PATCHER_GIT_SSH_KEY and PATCHER_GIT_KNOWN_HOSTS" if self.ssh_key else \
-                "no ssh key is configured: set PATCHER_GIT_SSH_KEY and PATCHER_GIT_KNOWN_HOSTS"
-            return BadInput(f"cannot {doing} {url}: the ssh remote refused access ({said}); check {where}")
+            sentence = ssh_refusal(url, said, self.ssh_key, self.known_hosts, doing)
+            return BadInput(sentence) if sentence else None
+        answer = http_answer(said)
+        if answer is None:
+            return None
         origin = origin_of(url)
         try:
             tokens = self.tokens()
@@ -113,7 +112,8 @@ class GitAccess(BaseModel):
             tokens = {}
         where = f"the token for {origin} in PATCHER_GIT_TOKENS_FILE" if origin in tokens else \
             f"no token for {origin} is configured: add one to PATCHER_GIT_TOKENS_FILE"
-        return BadInput(f"cannot {doing} {url}: {origin} refused access ({said}); check {where}")
+        line, answered = answer
+        return BadInput(f"cannot {doing} {url}: {origin} refused access: it {answered} ({line}); check {where}")
 
     def redact(self, text: str) -> str:
         for secret in sorted(self.secrets(), key=len, reverse=True):

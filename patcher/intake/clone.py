@@ -97,7 +97,8 @@ class _Bound:
                 raise BadInput(self.why) from None
             said = [*self.tail.lines, *str(getattr(e, "stderr", "") or "").splitlines(), str(e)]
             last = self.limits.access.redact(next((line.strip() for line in reversed(said) if _meaningful(line)), ""))
-            refused = self.limits.access.refused(url, last)
+            # all of it: git's last line ("and the repository exists.") says nothing; ssh's and curl's do
+            refused = self.limits.access.refused(url, self.limits.access.redact("\n".join(said)))
             raise refused or BadInput(f"cannot check out {ref or 'HEAD'} of {url}: {last}") from None
 
     def stop(self) -> None:

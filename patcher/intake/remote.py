@@ -54,7 +54,7 @@ def _remote_git(git_dir: Path | None, url: str, limits: CloneLimits, doing: str,
                         timeout=limits.timeout_s)
     except GitFailed as e:
         said = limits.access.redact((e.stderr.strip().splitlines() or [str(e)])[-1].strip())
-        refused = limits.access.refused(url, said, doing)
+        refused = limits.access.refused(url, limits.access.redact(e.stderr or str(e)), doing)  # all ssh said
         raise refused or BadInput(f"cannot {doing} {url}: {said}") from None
     finally:
         session.reset(token)

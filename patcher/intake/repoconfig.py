@@ -5,6 +5,7 @@
     suite = "python -m pytest -q tests"              # pass-to-pass suite (like --suite)
     setup = "pip install -e ."                       # installs dependencies (like --setup)
     allowlist = ["python -m mypkg.selftest"]         # extra run_test prefixes for the agent
+    python = "3.9"                                   # the boxes' Python (like --python)
 
 The table is read from the staged base tree, never from a diff, and a flag always wins over it.
 """
@@ -22,8 +23,9 @@ from patcher.config import DEFAULT_SUITE, SandboxConfig
 from patcher.errors import BadInput
 from patcher.intake.runners import declared_prefixes, suite_for
 
-"""The pass-to-pass suite when neither a flag nor the repository names one."""
 MAX_PYPROJECT_BYTES = 1_000_000
+PYTHON_PATTERN = r"^3\.\d{1,2}$"
+"""A Python version as --python, [tool.patcher] python and the API's `python` take it: X.Y."""
 
 
 class RepoSettings(BaseModel):
@@ -35,6 +37,7 @@ class RepoSettings(BaseModel):
     suite: str | None = Field(None, min_length=1, description="Command that runs the pass-to-pass suite.")
     setup: str | None = Field(None, min_length=1, description="Command that installs the dependencies.")
     allowlist: list[str] = Field(default_factory=list, description="Extra run_test command prefixes.")
+    python: str | None = Field(None, pattern=PYTHON_PATTERN, description="Python (X.Y) the boxes run.")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class Effective:
     setup: str | None
     sandbox: SandboxConfig
     sources: dict[str, str] = field(default_factory=dict)
+    python: str | None = None
+    """The Python asked for (flag or pyproject), X.Y; None: chosen from what the repository declares."""
 
 
 def read_repo_settings(tree: Path) -> RepoSettings:
@@ -63,23 +68,23 @@ def read_repo_settings(tree: Path) -> RepoSettings:
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'table'}: {err['msg']}" for err in e.errors())
         raise BadInput(f"[tool.patcher] in pyproject.toml is not valid ({problems}); keys: test, suite, setup, "
-                       "allowlist") from e
+                       "allowlist, python") from e
 
 
 def effective(tree: Path, test_command: str | None, suite_command: str | None, setup: str | None,
-              sandbox: SandboxConfig) -> Effective:
+              sandbox: SandboxConfig, python: str | None = None) -> Effective:
     """Flags over the repository's table over the defaults."""
     table = read_repo_settings(tree)
     sources = {name: "flag" if flag else "pyproject" if value else "default"
                for name, flag, value in (("test", test_command, table.test), ("suite", suite_command, table.suite),
-                                         ("setup", setup, table.setup))}
+                                         ("setup", setup, table.setup), ("python", python, table.python))}
     test = test_command or table.test
     suite = suite_command or table.suite or suite_for(test, tree) or DEFAULT_SUITE  # intake/runners.py
     extra = [_prefix(entry) for entry in table.allowlist] + declared_prefixes(tree, [test, suite])
     extra = [p for n, p in enumerate(extra) if p not in extra[:n] and p not in sandbox.allowlist]
     if extra:
         sandbox = sandbox.model_copy(update={"allowlist": [*sandbox.allowlist, *extra]})
-    return Effective(test, suite, setup or table.setup, sandbox, sources)
+    return Effective(test, suite, setup or table.setup, sandbox, sources, python or table.python)
 
 
 def _prefix(entry: str) -> list[str]:

@@ -7,7 +7,8 @@ head `result_tree` (diff text differs between git versions and repositories, e.g
 Also recorded: where the repository came from, the source commit and whether the work tree was dirty,
 the reproduction command and where it came from (`user`: --test; `pytest_traceback` or
 `unittest_traceback`: the failing test the traceback names; `agent`: a test the diff adds), the suite
-command, the image the boxes ran (tag and image id) and the patcher version.
+command, the image the boxes ran (tag and image id), the Python they ran (version, sandbox image, where the
+choice came from), what the environment's setup read and installed, and the patcher version.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def base_provenance(job: Job, repo: str, ref: str | None, user_test: str | None)
         image_id = None
     return {"repo": scrub_userinfo(repo), "ref": ref, "source_commit": staged.source_commit, "dirty": staged.dirty,
             "tree": staged_tree(staged), "reproduction": {"command": repro, "source": source},
-            "suite_command": job.suite_command, "image": image, "image_id": image_id, "patcher_version": __version__}
+            "suite_command": job.suite_command, "image": image, "image_id": image_id, "patcher_version": __version__,
+            "python": job.environment.get("python"), "setup": job.environment.get("setup")}
 
 
 def staged_tree(staged: StagedRepo) -> str:

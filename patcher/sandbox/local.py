@@ -15,8 +15,10 @@ from patcher.errors import SandboxError
 from patcher.intake import StagedRepo
 from patcher.sandbox.base import deadline_for
 from patcher.sandbox.channel import Channel
-from patcher.sandbox.pool import SERVER_FLAGS
 from sandbox.protocol import Request, ToolResult
+
+LOCAL_FLAGS = ("-S", "-P")
+"""The host's Python (3.11+) runs the local server: no site, and no sys.path[0] (the working directory)."""
 
 
 class LocalSandbox:
@@ -31,7 +33,7 @@ class LocalSandbox:
         shutil.copytree(staged.path, self.repo, symlinks=True)
         reports = self._dir / "reports"
         self.report_dir = str(reports)
-        cmd = [sys.executable, *SERVER_FLAGS, "-m", "sandbox.server", "--repo", str(self.repo),
+        cmd = [sys.executable, *LOCAL_FLAGS, "-m", "sandbox.server", "--repo", str(self.repo),
                "--base", self.base_commit, "--report-dir", str(reports), "--sweep", "group"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)

@@ -29,9 +29,11 @@ from patcher.sandbox.reaper import owner_labels
 REPO_DIR = "/workspace/repo"
 """The box's repo directory: the root of its tmpfs volume, root-owned with the sticky bit (mode 1777), so the
 sandbox user creates the work tree in it but can never rename or replace the root-owned `.git`."""
-SERVER_FLAGS = ("-S", "-P")
-"""No site (no .pth code of the environment) and no unsafe sys.path[0] (the repo) in the key holder."""
-BOOT = "import sys; from sandbox.boot import main; sys.exit(main(sys.argv[1:]))"
+SERVER_FLAGS = ("-S",)
+"""No site (no .pth code of the environment) in the key holder. Not -P (Python 3.11+; boxes also run 3.9):
+BOOT drops the unsafe sys.path[0] itself (-c puts "", the working directory, the repo, there)."""
+BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p]; from sandbox.boot import main; "
+        "sys.exit(main(sys.argv[1:]))")
 """sandbox/boot.py run as -c, not -m: runpy's imports would delay the start of the tree's unpacking."""
 TREE_FIRST = ("--tree", "first")
 

@@ -50,7 +50,7 @@ def reverify_spec(original: StoredJob, ref: str) -> dict[str, Any]:
     return {"kind": KIND, "of": original.id, "repo": spec["repo"], "ref": ref, "diff": original.result["diff"],
             "diff_sha256": original.result["diff_sha256"], "traceback": spec.get("traceback"),
             "test_command": spec.get("test_command"), "suite_command": spec.get("suite_command"),
-            "setup": spec.get("setup"), "submitter": first_submitter(original)}
+            "setup": spec.get("setup"), "python": spec.get("python"), "submitter": first_submitter(original)}
 
 
 def first_submitter(job: StoredJob) -> str | None:

@@ -239,7 +239,8 @@ class JobService:
         token, attempt = job.token or "", job.attempts
         result = verify_patch(spec["repo"], spec["diff"], ref=spec["ref"], test_command=spec.get("test_command"),
                               traceback=spec.get("traceback"), suite_command=spec.get("suite_command"),
-                              setup=spec.get("setup"), sandbox=SandboxConfig(image=self.settings.sandbox_image),
+                              setup=spec.get("setup"), python=spec.get("python"),
+                              sandbox=SandboxConfig(image=self.settings.sandbox_image),
                               trace_dir=self.job_dir(job_id), clone=clone,
                               on_event=lambda event: self._log_event(job_id, token, attempt, event),
                               cancel=self.pool.flag(job_id))

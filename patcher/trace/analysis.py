@@ -54,6 +54,8 @@ class RunAnalysis:
     verify: list[dict[str, Any]] = field(default_factory=list)
     nudges: list[dict[str, Any]] = field(default_factory=list)
     """The loop's notes before the first edit (round, kind: give_up or prose_code)."""
+    environment: dict[str, Any] = field(default_factory=dict)
+    """The boxes' Python and the dependency setup (the `environment` event: python, setup)."""
     ended: dict[str, Any] = field(default_factory=dict)
     """status, reason, message (from run_end), guard (guard_stop reason), complete (run_end seen), last event."""
 
@@ -84,6 +86,8 @@ def analyze(events: list[dict[str, Any]], file: str = "") -> RunAnalysis:
         elif kind == "tool_call":
             calls.append(e)
             _tool_call(a, e, tools, seen)
+        elif kind == "environment":
+            a.environment = {"python": e.get("python"), "setup": e.get("setup")}
         elif kind == "verify":
             a.verify.append({k: e.get(k) for k in ("phase", "command", "outcome", "reason", "duration_ms")})
         elif kind == "nudge":

@@ -15,6 +15,7 @@ def render(a: RunAnalysis) -> str:
     lines = [f"run {a.run_id}  {a.file}",
              f"{a.rounds} rounds, {a.tool_calls} tool calls, {a.events} events, {a.duration_s:.1f} s",
              f"ended: {_ending(a)}",
+             *environment_lines(a.environment),
              "stops: " + (", ".join(f"{k} {v}" for k, v in a.stops.items()) or "none")]
     bad = a.first_bad_result
     lines.append("first empty or failed result: " + (
@@ -43,6 +44,20 @@ def render(a: RunAnalysis) -> str:
     lines.append(format_table(["round", "stop", "in", "out", "cost", "ms", "tools"], rows, indent="  ",
                               count=False))
     return "\n".join(lines)
+
+
+def environment_lines(environment: dict[str, Any]) -> list[str]:
+    """`python: …` and `setup: …`, doctor-style: the interpreter and why, what the setup read and installed."""
+    python, setup = environment.get("python"), environment.get("setup")
+    lines = [f"python: {python.get('version')} in {python.get('image')} ({python.get('source')})"] if python else []
+    if setup:
+        wanted = ", ".join(f"{r['requirement']} ({r['from']})" for r in setup.get("requirements") or [])
+        lines.append(f"setup: read {', '.join(setup.get('files') or []) or 'nothing'}; "
+                     + (f"ran `{setup['command']}`" if setup.get("command") else f"installed {wanted or 'nothing'}")
+                     + f"; the environment holds {' '.join(setup.get('installed') or []) or 'nothing of its own'}")
+    elif environment:
+        lines.append("setup: none (nothing to install: the sandbox image as it is)")
+    return lines
 
 
 def render_many(analyses: list[RunAnalysis]) -> str:

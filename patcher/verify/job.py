@@ -3,8 +3,8 @@ reproduces, the suite, the box factory, the image, and (once run) the baseline o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from patcher.intake import CrashSite, ParsedTraceback, StagedRepo
 from patcher.sandbox import OpenBox
@@ -32,6 +32,9 @@ class Job:
     """The image the boxes start from (the environment image when one was built)."""
     client: docker.DockerClient | None = None
     baseline: Baseline | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    """What the boxes were made of, for provenance: `python` (version, image, source) and `setup` (what the
+    environment image's setup read and installed; None without one)."""
 
     @property
     def base(self) -> Baseline:

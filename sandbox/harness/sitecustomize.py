@@ -3,10 +3,15 @@
 Tests run in safe-path mode (PYTHONSAFEPATH=1), so the repository is not put ahead of site-packages and a
 repo `pytest.py` or `unittest.py` cannot stand in for the runner. Flat and src layouts still import
 from the repository: its root (and `src/`) go at the *end* of sys.path, after the installed packages.
+
+Python before 3.11 has no safe-path mode: it puts the working directory (the repo) first on sys.path after
+this module has run. There a finder ahead of the others looks modules up without that one entry (the very
+object Python put there: a path pytest inserts later, even the same one, counts as in 3.11).
 """
 
 import os
 import sys
+from importlib.machinery import PathFinder
 
 
 def _append_repo() -> None:
@@ -18,4 +23,22 @@ def _append_repo() -> None:
             sys.path.append(path)
 
 
+_BEFORE = {id(p) for p in sys.path}
+_ADDED: list = []
+
+
+class _SafePath:
+    """Top-level imports as safe-path mode would find them: without the sys.path[0] Python added at start."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):  # type: ignore[no-untyped-def]
+        if path is not None:
+            return None
+        if not _ADDED and sys.path and id(sys.path[0]) not in _BEFORE:
+            _ADDED.append(sys.path[0])  # Python's entry: the first new one at the front
+        return PathFinder.find_spec(name, [p for p in sys.path if not any(p is a for a in _ADDED)], target)
+
+
 _append_repo()
+if os.environ.get("PYTHONSAFEPATH") and not getattr(sys.flags, "safe_path", False):
+    sys.meta_path.insert(0, _SafePath)  # type: ignore[arg-type]

@@ -11,6 +11,8 @@ the key comes on stdin, which is then /dev/null; nothing of it is in the environ
 Standard library only; it imports no test framework (not even unittest: TestCase is recognised by name).
 """
 
+from __future__ import annotations  # `str | None` in signatures; a box may run Python 3.9
+
 import builtins
 import hashlib
 import importlib

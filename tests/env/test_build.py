@@ -82,16 +82,20 @@ def test_detects_requirements_extras_groups_and_src_layout(tmp_path: Path) -> No
         "requirements.txt": "freezegun\n", "requirements-dev.txt": "attrs\n", "src/x/__init__.py": ""})
     plan = detect(tmp_path, None, ["test", "tests", "testing", "dev"])
     assert plan is not None
-    assert plan.requirements == ["requirements-dev.txt", "requirements.txt"]
-    assert (plan.installable, plan.extras, plan.groups, plan.src_layout) == (True, ["test"], ["attrs"], True)
+    assert plan.requirements == ["requirements.txt", "requirements-dev.txt"]
+    assert (plan.installable, plan.extras, plan.src_layout) == (True, ["test"], True)
+    assert plan.loose == [("attrs", "pyproject.toml [dependency-groups] dev")]
     script = setup_script(plan)
-    assert "-r requirements-dev.txt -r requirements.txt -r /workspace/.patcher-setup/groups.txt -e '.[test]'" in script
+    assert ("-r requirements.txt -r requirements-dev.txt -r /workspace/.patcher-setup/test-requirements.txt "
+            "-e '.[test]'") in script
     assert "_patcher_repo_src.pth" not in script  # the editable install makes src/ importable
     assert script.rstrip().endswith("rm -rf /workspace/repo /workspace/.patcher-setup")
 
 
 def test_setup_cfg_extras_and_a_bare_src_layout(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text("[metadata]\nname = x\n[options.extras_require]\ntesting = pytest\n")
+    assert detect(tmp_path, None, ["test", "testing"]) is None  # pip installs no project without setup.py or pyproject
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
     plan = detect(tmp_path, None, ["test", "testing"])
     assert plan is not None and plan.installable and plan.extras == ["testing"]
     bare = tmp_path / "bare"

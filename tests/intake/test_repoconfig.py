@@ -35,11 +35,20 @@ def test_the_table_fills_what_no_flag_sets(tmp_path: Path) -> None:
     assert got.suite_command == "python -m pytest -q tests/test_pagination.py"
     assert got.setup == "true"
     assert got.sandbox.allowlist == [["tox", "-e"], ["python", "-m", "shop.selfcheck", "--fast"], ["make", "check"]]
-    assert got.sources == {"test": "pyproject", "suite": "pyproject", "setup": "pyproject"}
+    assert got.sources == {"test": "pyproject", "suite": "pyproject", "setup": "pyproject", "python": "default"}
+    assert got.python is None
+
+
+def test_the_python_key_and_the_flag_over_it(tmp_path: Path) -> None:
+    write(tmp_path, '[tool.patcher]\npython = "3.9"\n')
+    got = effective(tmp_path, None, None, None, SandboxConfig())
+    assert (got.python, got.sources["python"]) == ("3.9", "pyproject")
+    got = effective(tmp_path, None, None, None, SandboxConfig(), "3.13")
+    assert (got.python, got.sources["python"]) == ("3.13", "flag")
 
 
 def test_flags_win_over_the_table(tmp_path: Path) -> None:
-    got = effective(write(tmp_path, TABLE), "pytest -q t.py", "pytest -q", "pip install .", SandboxConfig())
+    got = effective(write(tmp_path, TABLE), "pytest -q t.py", "pytest -q", "pip install .", SandboxConfig(), "3.9")
     assert (got.test_command, got.suite_command, got.setup) == ("pytest -q t.py", "pytest -q", "pip install .")
     assert set(got.sources.values()) == {"flag"}
 
@@ -62,6 +71,8 @@ def test_a_pyproject_that_is_a_symlink_is_not_read(tmp_path: Path) -> None:
     ("[tool.patcher]\ntests = 'pytest'\n", "tests: Extra inputs are not permitted"),
     ("[tool.patcher]\nallowlist = ['make \"check']\n", "does not parse"),
     ("[tool]\npatcher = 3\n", "table: Input should be a valid dictionary"),
+    ("[tool.patcher]\npython = '3'\n", "python: String should match pattern"),
+    ("[tool.patcher]\npython = 3.9\n", "python: Input should be a valid string"),
 ])
 def test_a_wrong_table_is_bad_input_naming_the_key(tmp_path: Path, table: str, needle: str) -> None:
     with pytest.raises(BadInput, match=needle):

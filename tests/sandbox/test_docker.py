@@ -25,6 +25,7 @@ from patcher.config import LABEL
 from patcher.errors import EnvironmentUnavailable, SandboxError
 from patcher.intake import StagedRepo, stage_repo
 from patcher.sandbox import OWNER, DockerSandbox, owner_labels, reap
+from patcher.sandbox.pool import BOOT
 from sandbox.protocol import (
     EditFileRequest,
     GitDiffRequest,
@@ -96,8 +97,8 @@ def assert_healthy(box: DockerSandbox) -> None:
     assert box.call(ReadFileRequest("README.md"), 10).output == f"     1\t{README}"
     commands = sorted(p[-1] for p in box.container.top()["Processes"])
     assert len(commands) == 2, commands
-    assert commands[0].startswith("/sbin/docker-init -- python3 -S -P -c import sys; from sandbox.boot"), commands
-    assert commands[1].startswith("python3 -S -P -c import sys; from sandbox.boot import main"), commands
+    assert commands[0].startswith(f"/sbin/docker-init -- python3 -S -c {BOOT}"), commands
+    assert commands[1].startswith(f"python3 -S -c {BOOT}"), commands
 
 
 def assert_refused(result: ToolResult) -> None:

@@ -27,8 +27,8 @@ from tests.support.api import ALICE, BOB, ROOT, ApiServer, fixer, job_body, read
 from tests.support.example import FILES
 from tests.support.helpers import git, make_repo
 
-PARITY = {"repo", "ref", "traceback", "test_command", "suite_command", "engine", "setup", "attempts", "limits",
-          "offline_limit", "offline_budget_s"}
+PARITY = {"repo", "ref", "traceback", "test_command", "suite_command", "engine", "setup", "python", "attempts",
+          "limits", "offline_limit", "offline_budget_s"}
 
 
 @pytest.fixture(scope="module")

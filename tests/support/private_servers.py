@@ -137,7 +137,8 @@ def _pkt(text: str) -> bytes:
 
 class IndexHandler(http.server.BaseHTTPRequestHandler):
     """A PEP 503 simple index of the wheels in `root` for requests with the right Authorization; options:
-    root, auth, redirect (files are answered with a redirect to this base URL instead)."""
+    root, auth, redirect (files are answered with a redirect to this base URL instead), refuse (the status
+    of a request without the right Authorization: 401, or 403 as some proxies answer)."""
 
     server: Recorder
 
@@ -148,7 +149,7 @@ class IndexHandler(http.server.BaseHTTPRequestHandler):
         opts = self.server.options
         self.server.seen.append(self.headers.get("Authorization", ""))
         if opts.get("auth") and self.headers.get("Authorization") != opts["auth"]:
-            self.send_response(401)
+            self.send_response(opts.get("refuse", 401))
             self.send_header("WWW-Authenticate", 'Basic realm="index"')
             self.send_header("Content-Length", "0")
             self.end_headers()

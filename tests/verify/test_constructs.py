@@ -187,12 +187,11 @@ def test_tests_are_not_source_and_a_broken_file_is_a_policy_violation(tmp_path: 
         (root / "money.py").write_text(text)
     assert unparsable(tree_changes(base, patched)) == [
         "money.py: the file does not parse as Python with the diff; a fix must be valid Python"]
-    newer, fixed = tmp_path / "3a", tmp_path / "3b"  # syntax newer than the host's Python (or none at all)
+    newer, fixed = tmp_path / "3a", tmp_path / "3b"  # syntax newer than the host's Python: the box's Python judges it
     for root, text in ((newer, "type Pair[T] = tuple[T, T ]\n"), (fixed, "type Pair[T] = tuple[T, T]\n")):
         root.mkdir()
         (root / "pairs.py").write_text("print 'py2'\n" + text)
-    assert unparsable(tree_changes(newer, fixed))[0].startswith(
-        "pairs.py: the file does not parse as Python 3.")
+    assert unparsable(tree_changes(newer, fixed)) == []
 
 
 def hints(tmp_path: Path, base: dict[str, str], patched: dict[str, str], repro: str | None) -> list[str]:

@@ -2,26 +2,30 @@
 the patched code is judged against the base (the rules: heldrules.py).
 
 In the second judge's box (judgebox.py), three runs of sandbox/judge/patcher_heldout.py, each in a fresh copy
-of the tree:
-1. `record`, on the base (the files the diff's source part changed put back), started as soon as the box is
-   open, while pytest verifies elsewhere: the fail-to-pass tests under pytest with a trace hook that notes the
-   crash's own argument values (heldtarget.py picks the function to call from them);
-2. after every pytest run and the second judge have passed the diff: inputs drawn by Hypothesis from those
-   values (strategies.py), then `call` on the base: the test's own calls of the function (in order, again,
-   reversed) and the inputs, one process for all;
-3. `call` with the diff, the same calls, with the path each takes through the diff's own lines.
+of the tree. As soon as the box is open, while pytest verifies elsewhere (the engine is done by then), on the
+base (the files the diff's source part changed put back):
+1. `record`: the tests that failed on the base, under pytest, with a trace hook that notes the crash's own
+   argument values (heldtarget.py picks the function to call from them); then inputs are drawn by Hypothesis
+   from those values (strategies.py);
+2. `call`: the test's own calls of the function (in order, again, reversed) and the inputs, one process for all.
+After pytest and the second judge (so that nothing the diff's code does in the box can reach the second judge):
+3. `call` with the diff: the same calls, with the path each takes through the diff's own lines.
 No engine sees the inputs: they are drawn here, after the engine has finished, anew each verification.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
-from patcher.verify.heldrules import Answer, Sides, judge
+from patcher.verify.heldanswers import Answer, Sides
+from patcher.verify.heldrules import judge
 from patcher.verify.heldtarget import Call, Target, choose, constants, expected_values
 from patcher.verify.job import Job
 from patcher.verify.policy import is_test_path
@@ -31,73 +35,106 @@ from patcher.verify.twice import _node_id, _restore
 from sandbox.protocol import HeldOutRequest
 
 RECORDED_TESTS = 3
-INPUTS = 48
+INPUTS = 40
 PER_CALL_S = 2.0
 CALLS_S = 8.0
 """Time for all the calls of one side; calls past it are skipped (not judged)."""
 RECORD_S = 60.0
 
 
+@dataclass
+class _Drawn:
+    """What the judge's box did on the base while pytest verified elsewhere."""
+
+    target: Target
+    test: str
+    """The failing test (as verification names it) whose crash gave the target and its tested call."""
+    inputs: list[Call]
+    seeds: list[Any]
+    plan: list[Call]
+    """Every call made, in order: the test's own calls of the target (in order, again, reversed), then the inputs."""
+    base: list[Answer]
+    note: str = ""
+
+
 class HeldOut:
     def __init__(self, job: Job, failing: set[str], added: list[str]) -> None:
         self.job, self.added = job, added
         self.failing = sorted(failing)[:RECORDED_TESTS]
-        self.records: dict[str, dict[str, Any]] = {}
-        """The recording of each test (as verification names it) that failed on the base."""
+        self.drawn: _Drawn | None = None
         self.note = ""
-        self.record_s = 0.0
+        self.alongside_s = 0.0
 
-    def record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
-        """On the base, in the judge's box while pytest verifies elsewhere: the crash's own argument values."""
+    def prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
+        """In the judge's box while pytest verifies elsewhere (the engine is done): the crash's own argument values
+        recorded on the base, the function to call chosen, inputs drawn, and the base's answers to them."""
         started = time.monotonic()
-        nodes = {t: n for t in self.failing if (n := _node_id(t, tree.files))}
-        if not nodes:
-            self.note = "no test that failed on the base is a test function the judge can address"
-            return
-        tests = sorted(set(self.job.base.test_files) | set(self.added))
-        spec = {"mode": "record", "tests": sorted(set(nodes.values())), "test_files": tests,
-                "restore": self._put_back(changes)}
-        records, forged, note = _ask(box, spec, RECORD_S)
-        by_node = {str(r.get("id")): r for r in records if r.get("k") == "test" and not forged}
-        self.records = {t: by_node[n] for t, n in nodes.items() if n in by_node}
-        self.note = forged or note or ("" if self.records else "the recording of the failing tests gave no record")
-        self.record_s = time.monotonic() - started
+        threading.Thread(target=importlib.import_module, args=("patcher.verify.strategies",), daemon=True,
+                         name="patcher-import-hypothesis").start()  # Hypothesis imports while the base records
+        try:
+            self._prepare(box, tree, changes)
+        finally:
+            self.alongside_s = time.monotonic() - started
 
-    def judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: Findings) -> None:
-        """The evidence and the summary (`found.judges["held_out"]`), after the engine and pytest are done."""
-        started = time.monotonic()
-        summary = self._judge(box, tree, changes, found)
-        summary.update(duration_s=round(time.monotonic() - started, 3), record_s=round(self.record_s, 3))
-        found.judges["held_out"] = summary
-
-    def _judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: Findings) -> dict[str, Any]:
-        if not self.records:
-            return {"inputs": 0, "note": self.note or "no recording"}
+    def _prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
+        records = self._record(box, tree, changes)
         target, test, why = None, "", ""
-        for test in found.fail_to_pass:
-            rec = self.records.get(test)
+        for test in self.failing:
+            rec = records.get(test)
             if rec is not None and rec.get("outcome") == "failed":
                 target, why = choose(rec, changes, self.job.staged.path)
                 if target is not None:
                     break
         if target is None:
-            return {"inputs": 0, "note": why or "no test that failed on the base was recorded failing"}
+            self.note = self.note or why or "no test that failed on the base was recorded failing"
+            return
         from patcher.verify.strategies import draw_calls  # here: Hypothesis is imported only when inputs are drawn
 
         seeds = constants(self.job.staged.path, target.file)
         inputs = draw_calls(target.tested, INPUTS, seeds)
         plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
-        base, note, _ = self._side(box, target, plan, self._put_back(changes), {})
-        patched, also, forged = self._side(box, target, plan, {}, self._lines(changes))
+        base, note, forged = self._side(box, target, plan, self._put_back(changes), {})
+        self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged)
+
+    def _record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> dict[str, dict[str, Any]]:
+        """The recording of each test (as verification names it) that failed on the base."""
+        nodes = {t: n for t in self.failing if (n := _node_id(t, tree.files))}
+        if not nodes:
+            self.note = "no test that failed on the base is a test function the judge can address"
+            return {}
+        base = self.job.base
+        tests = sorted({f for f in tree.files if is_test_path(f)} | (base.test_files - base.doctest_files)
+                       | set(self.added))
+        spec = {"mode": "record", "tests": sorted(set(nodes.values())), "test_files": tests,
+                "restore": self._put_back(changes)}
+        records, forged, note = _ask(box, spec, RECORD_S)
+        by_node = {str(r.get("id")): r for r in records if r.get("k") == "test" and not forged}
+        self.note = forged or note
+        return {t: by_node[n] for t, n in nodes.items() if n in by_node}
+
+    def judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: Findings) -> None:
+        """With the diff, after pytest and the second judge: the same calls, their paths through the diff's own
+        lines; the evidence, and the summary (`found.judges["held_out"]`)."""
+        started = time.monotonic()
+        summary = self._judge(box, tree, changes, found)
+        summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3))
+        found.judges["held_out"] = summary
+
+    def _judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: Findings) -> dict[str, Any]:
+        drawn = self.drawn
+        if drawn is None:
+            return {"inputs": 0, "note": self.note or "no recording"}
+        patched, note, forged = self._side(box, drawn.target, drawn.plan, {}, self._lines(changes))
         if forged:
             found.evidence.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
                                            "not the judge's own", refuses=True, reason="report_tampered", quote=forged))
-        if not base or not patched:
-            return {"target": target.name, "inputs": len(inputs), "note": note or also or forged}
-        evidence, summary = judge(Sides(target, inputs, base, patched, seeds), self.job.exc_type,
-                                  expected_values(tree.path, _node_id(test, tree.files) or test))
+        if not drawn.base or not patched:
+            return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note or forged}
+        evidence, summary = judge(Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds),
+                                  self.job.exc_type, expected_values(tree.path, _node_id(drawn.test, tree.files) or ""))
         found.evidence += evidence
-        return {**summary, "note": note or also} if note or also else summary
+        note = drawn.note or note
+        return {**summary, "note": note} if note else summary
 
     def _side(self, box: Sandbox, target: Target, plan: list[Call], restore: dict[str, str | None],
               lines: dict[str, list[int]]) -> tuple[list[Answer], str, str]:

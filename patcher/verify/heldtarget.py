@@ -133,10 +133,14 @@ def constants(root: Path, rel: str, per_type: int = 40) -> list[Any]:
         return []
     found: dict[type, dict[Any, None]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and type(node.value) in (str, bytes, int, float):
-            kept = found.setdefault(type(node.value), {})
-            if len(kept) < per_type and len(repr(node.value)) <= 200:
-                kept[node.value] = None
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            number = node.operand.value  # `-1` is USub(1)
+            value = -number if isinstance(number, int | float) and not isinstance(number, bool) else None
+        if type(value) in (str, bytes, int, float):
+            kept = found.setdefault(type(value), {})
+            if len(kept) < per_type and len(repr(value)) <= 200:
+                kept[value] = None
     return [v for kept in found.values() for v in kept]
 
 

@@ -4,7 +4,8 @@ Its tree (the base plus the judged diff) is made and its box opened in a thread 
 diff passed the integrity checks, so the judge need not wait for a box once pytest is done; a
 verification that ends before the judge closes it unused. What runs in it, and when, is unchanged
 (twice.py); only the start moves earlier. The held-out judge (heldout.py) records the crash's argument values
-on the base there as soon as it is open, and calls its inputs there after the second judge.
+on the base, draws its inputs and calls them on the base there as soon as it is open, and calls them with the
+diff there after the second judge.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class JudgeBox:
             raise
         try:
             if held is not None:
-                held.record(box.__enter__(), tree, changes)  # every box's __enter__ returns itself, once or twice
+                held.prepare(box.__enter__(), tree, changes)  # every box's __enter__ returns itself, once or twice
         except BaseException:
             box.__exit__(None, None, None)
             tree.cleanup()

@@ -28,7 +28,7 @@ from patcher.verify.heldtarget import Call, class_of
 from sandbox.plain import Member, Obj, decode, encode
 
 MAX_DEPTH = 3
-DRAWS = 3
+DRAWS = 2
 """Draws per input kept: Hypothesis repeats simple values, and repeated calls are dropped."""
 _LOCK = threading.Lock()
 """One draw at a time: Hypothesis's engine keeps global state."""
@@ -65,15 +65,15 @@ def draw_calls(tested: Call, count: int, seeds: list[Any]) -> list[Call]:
 def calls_like(values: list[Any], of: Values) -> SearchStrategy[list[Any]]:
     """Argument lists: one value changed, several changed, or one a module constant of its type and the others
     varied (a table's other keys: inputs the base answers)."""
+    each = [of.value(v, 0) for v in values]  # built once: a strategy built inside a draw is built every draw
     one = st.integers(0, len(values) - 1).flatmap(
-        lambda i: of.value(values[i], 0).map(lambda x: [*values[:i], x, *values[i + 1:]]))
-    several = st.tuples(*[weighted((1, st.just(v)), (1, of.value(v, 0))) for v in values]).map(list)
+        lambda i: each[i].map(lambda x: [*values[:i], x, *values[i + 1:]]))
+    several = st.tuples(*[weighted((1, st.just(v)), (1, s)) for v, s in zip(values, each, strict=True)]).map(list)
     choices = [(2, one), (2, several)]
-    seeded = [i for i, v in enumerate(values) if of.seeds.get(type(v)) and not isinstance(v, bool)]
-    if seeded:
-        choices.append((2, st.sampled_from(seeded).flatmap(lambda i: st.tuples(*[
-            st.sampled_from(of.seeds[type(v)]) if j == i else of.value(v, 0) for j, v in enumerate(values)]))
-            .map(list)))
+    for i, v in enumerate(values):
+        if of.seeds.get(type(v)) and not isinstance(v, bool):
+            seeded = st.tuples(*[st.sampled_from(of.seeds[type(v)]) if j == i else s for j, s in enumerate(each)])
+            choices.append((1, seeded.map(list)))
     return weighted(*choices)
 
 
@@ -88,11 +88,18 @@ class Values:
 
     def __init__(self, seeds: list[Any]) -> None:
         self.seeds: dict[type, list[Any]] = {}
+        self.made: dict[tuple[type, str, int], SearchStrategy[Any]] = {}
         for s in seeds:
             self.seeds.setdefault(type(s), []).append(s)
 
     def value(self, v: Any, depth: int) -> SearchStrategy[Any]:
-        """Near values (twice as likely) and far ones for `v`."""
+        """Near values (most), module constants of its type and far ones for `v` (made once per value)."""
+        key = (type(v), repr(v), depth)
+        if key not in self.made:
+            self.made[key] = self._value(v, depth)
+        return self.made[key]
+
+    def _value(self, v: Any, depth: int) -> SearchStrategy[Any]:
         if depth > MAX_DEPTH or isinstance(v, Member):
             return st.just(v)
         near, far = self._kinds(v, depth)

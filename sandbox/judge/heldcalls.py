@@ -35,6 +35,8 @@ class Lines:
     def __init__(self, root: str, lines: dict[str, list[int]]) -> None:
         self.wanted = {os.path.join(root, rel): (rel, set(ns)) for rel, ns in lines.items()}
         self.hits: set[tuple[str, int, int]] = set()
+        self.raised = False
+        """Whether an exception passed through one of the wanted lines (the path ends there, not by a branch)."""
         self.mine = False
         self.touched = False
 
@@ -50,6 +52,8 @@ class Lines:
                 self.hits.add((rel, frame.f_lineno, -1))
         elif event == "opcode":
             self.hits.add((rel, frame.f_lineno, frame.f_lasti))
+        elif event == "exception" and frame.f_lineno in wanted:
+            self.raised = True
         return self.local
 
     def audit(self, event: str, args: Any) -> None:
@@ -97,7 +101,7 @@ def _one(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines |
     except BaseException as e:  # a class that cannot be rebuilt so: this input is not judged
         return {"o": {"bad": f"{names.type_name(type(e))}: {_text(e)}"[:200]}}
     if lines is not None:
-        lines.hits, lines.touched = set(), False
+        lines.hits, lines.touched, lines.raised = set(), False, False
         lines.set(lines.hook)
     signal.setitimer(signal.ITIMER_REAL, per_call)
     try:
@@ -114,6 +118,8 @@ def _one(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines |
     result: dict[str, Any] = {"o": out}
     if lines is not None:
         result["p"] = sorted(lines.hits)[:MAX_PATH]
+        if lines.raised:
+            result["rx"] = True
         if lines.touched:
             result["traced"] = False
     return result
@@ -127,14 +133,15 @@ def _answer(func: Any, pos: list[Any], kw: dict[str, Any], plain: Any) -> dict[s
 
 
 def _through(tb: Any, root: str, site: Any) -> bool:
-    """Whether the traceback passed through the crash site (file, and function unless it is a comprehension,
-    which newer Pythons inline into the function around it)."""
+    """Whether the traceback passed through the crash site (file, and function unless the traceback named none or
+    a comprehension, which newer Pythons inline into the function around it)."""
     if not site:
         return False
     prefix = root.rstrip("/") + "/"
+    any_function = str(site[1]) in ("", "?") or str(site[1]).startswith("<")
     while tb is not None:
         code = tb.tb_frame.f_code
-        if code.co_filename == prefix + site[0] and (code.co_name == site[1] or str(site[1]).startswith("<")):
+        if code.co_filename == prefix + site[0] and (any_function or code.co_name == site[1]):
             return True
         tb = tb.tb_next
     return False

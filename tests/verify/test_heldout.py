@@ -95,5 +95,5 @@ def test_the_summary_says_what_was_called_and_how_the_inputs_fell(toy: Toys) -> 
     assert summary["target"] == "rates.convert" and summary["tested"] == "convert(100, 'GBP')", summary
     assert int(summary["crash_alike"]) >= int(summary["same_crash"]) > 0, summary  # type: ignore[call-overload]
     assert int(summary["base_working"]) > 0 and summary["counterexamples"] == [], summary  # type: ignore[call-overload]
-    assert len(summary["sample"]) == 3 and float(summary["record_s"]) > 0, summary  # type: ignore[arg-type]
+    assert len(summary["sample"]) == 3 and float(summary["alongside_s"]) > 0, summary  # type: ignore[arg-type]
     assert "held_out" in ver.as_json()["judges"]

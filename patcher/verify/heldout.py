@@ -35,7 +35,7 @@ from patcher.verify.twice import _node_id, _restore
 from sandbox.protocol import HeldOutRequest
 
 RECORDED_TESTS = 3
-INPUTS = 40
+INPUTS = 48
 PER_CALL_S = 2.0
 CALLS_S = 8.0
 """Time for all the calls of one side; calls past it are skipped (not judged)."""

@@ -203,7 +203,7 @@ def _text(v: str) -> tuple[SearchStrategy[str], SearchStrategy[Any]]:
     edited = st.tuples(st.integers(0, max(len(v) - 1, 0)), st.sampled_from(alphabet)).map(
         lambda e: v[: e[0]] + e[1] + v[e[0] + 1:])
     tweaked = st.sampled_from([v + v[-1:], v[1:] or v, " " + v])
-    near = weighted((2, shaped), (3, shaped_own), (2, sized), (2, reused), (1, cases), (2, edited), (1, tweaked))
+    near = weighted((2, shaped), (4, shaped_own), (2, sized), (2, reused), (1, cases), (2, edited), (1, tweaked))
     far = st.one_of(st.just(""), _other_text(20), st.none(), st.just(v * 3))
     return near, far
 

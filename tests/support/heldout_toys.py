@@ -4,13 +4,15 @@ test, and real cheats and honest fixes of each as file edits (`fix(module, body)
 - rates.convert(100, "GBP") raises KeyError (a missing table entry); the test expects 85.0.
 - words.first_word("   ") raises IndexError (a blank text); the test expects "".
 - pairs.pairs([1, 2, 3]) raises IndexError (one past the end in a loop).
-- duration.parse_duration("1h30m") answers 11400 (a number not reset): an assertion's failure; 5400 expected.
+- duration.parse_duration("1h30m") answers 11400 (a number not reset; examples/offline/no_template's module): an
+  assertion's failure; 5400 expected.
 - ratio.ratio(3, 0) raises ZeroDivisionError; the test expects a ValueError.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 RATES = '''RATES = {"USD": 1.0, "EUR": 0.5, "JPY": 150.0}
 
@@ -27,19 +29,8 @@ PAIRS = '''def pairs(items):
         out.append((items[i], items[i + 1]))
     return out
 '''
-DURATION = '''UNITS = {"h": 3600, "m": 60, "s": 1}
-
-
-def parse_duration(text):
-    total = 0
-    number = ""
-    for ch in text:
-        if ch.isdigit():
-            number += ch
-        else:
-            total += int(number) * UNITS[ch]
-    return total
-'''
+DURATION = (Path(__file__).resolve().parents[2] / "examples/offline/no_template/timeparse/duration.py").read_text()
+"""The bundled example's wrong value (a number not reset between units)."""
 RATIO = "def ratio(a, b):\n    return a / b\n"
 TESTS = {
     "tests/test_rates.py": '''from rates import convert

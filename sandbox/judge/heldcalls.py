@@ -45,14 +45,17 @@ class Lines:
 
     def local(self, frame: Any, event: str, arg: Any) -> Any:
         rel, wanted = self.wanted[frame.f_code.co_filename]
+        line = frame.f_lineno
+        if line is None:  # an instruction with no line (Python 3.13 has some)
+            return self.local
         if event == "line":
-            on = frame.f_lineno in wanted
+            on = line in wanted
             frame.f_trace_opcodes = on
             if on:
-                self.hits.add((rel, frame.f_lineno, -1))
+                self.hits.add((rel, line, -1))
         elif event == "opcode":
-            self.hits.add((rel, frame.f_lineno, frame.f_lasti))
-        elif event == "exception" and frame.f_lineno in wanted:
+            self.hits.add((rel, line, frame.f_lasti))
+        elif event == "exception" and line in wanted:
             self.raised = True
         return self.local
 

@@ -107,6 +107,8 @@ def verify_job(job: Job, diff: str, trace: Trace) -> Verification:
     emit_runs(trace, "verify", ver.runs)
     for seen in ver.evidence:
         trace.emit("verify", phase="judge", **seen.as_json())
+    for name, summary in ver.judges.items():
+        trace.emit("verify", phase="judges", judge=name, summary=summary)
     trace.emit("verify", phase="final", command=ver.reproduction.get("command"), outcome=ver.status,
                reason=ver.reason, duration_ms=round(ver.duration_s * 1000, 1))
     return ver

@@ -89,6 +89,15 @@ class JudgeRequest(NamedTuple):
     job: str
 
 
+class HeldOutRequest(NamedTuple):
+    """Run the held-out judge (sandbox/judge/patcher_heldout.py) in a fresh copy of the tree. Host only.
+
+    `job` is JSON: {"mode": "record" | "call", "restore": {path: base64 content or null}, ...the mode's fields}
+    (sandbox/heldout.py; the modes' fields in judge/heldrecord.py and judge/heldcalls.py)."""
+
+    job: str
+
+
 class ReadReportRequest(NamedTuple):
     """Fetch a file from the report dir (REPORT_DIR, e.g. a JUnit XML the host asked pytest for).
 
@@ -124,6 +133,7 @@ Request = Union[  # not `A | B`: evaluated at import, and a box may run Python 3
     EditFileRequest,
     RunTestRequest,
     JudgeRequest,
+    HeldOutRequest,
     ReadReportRequest,
     PingRequest,
     ModulesRequest,
@@ -138,6 +148,7 @@ REQUEST_TYPES: dict[str, type[Request]] = {
     "edit_file": EditFileRequest,
     "run_test": RunTestRequest,
     "judge": JudgeRequest,
+    "held_out": HeldOutRequest,
     "read_report": ReadReportRequest,
     "ping": PingRequest,
     "modules": ModulesRequest,

@@ -30,6 +30,7 @@ from sandbox.protocol import (
     CheckRequest,
     EditFileRequest,
     GitDiffRequest,
+    HeldOutRequest,
     JudgeRequest,
     ModulesRequest,
     PingRequest,
@@ -75,6 +76,12 @@ def _judge(ctx: tools.Context, req: JudgeRequest, deadline_at: float) -> ToolRes
     from sandbox import judging  # on the first judge run, as forks
 
     return judging.judge(req.job, ctx.repo, ctx.sweep, deadline_at)
+
+
+def _held_out(ctx: tools.Context, req: HeldOutRequest, deadline_at: float) -> ToolResult:
+    from sandbox import heldout  # on the first held-out run, as judging
+
+    return heldout.held_out(req.job, ctx.repo, ctx.sweep, deadline_at)
 
 
 def _ping(ctx: tools.Context, req: PingRequest, deadline_at: float) -> ToolResult:
@@ -140,6 +147,7 @@ HANDLERS: dict[type, Handler] = {
     EditFileRequest: tools.edit_file,
     RunTestRequest: _run_test,
     JudgeRequest: _judge,
+    HeldOutRequest: _held_out,
     ReadReportRequest: tools.read_report,
     PingRequest: _ping,
     ModulesRequest: _modules,

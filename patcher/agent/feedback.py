@@ -35,10 +35,14 @@ def verdict_note(ver: Verification, attempt: int, attempts: int) -> str:
     (for a strike: that it was refused as gaming, and nothing else)."""
     if ver.reason in STRIKES:
         return prompts.render("strike", attempt=attempt, attempts=attempts)
+    refusing = next((e for e in ver.evidence if e.refuses), None)
+    message = ver.message
+    if refusing is not None and message == refusing.sentence():
+        message = refusing.message  # without the inputs it quotes: held-out inputs stay unseen by every engine
     failing_run = next((run for _, run in reversed(ver.runs) if run.outcome != "passed"), None)
     failing = sorted(failing_run.failed)[:20] if failing_run else []
     regressions = list(ver.pass_to_pass.get("regressions") or [])
-    return prompts.render("verdict", attempt=attempt, attempts=attempts, reason=ver.reason, message=ver.message,
+    return prompts.render("verdict", attempt=attempt, attempts=attempts, reason=ver.reason, message=message,
                           failing=sorted(set(failing) | set(regressions))[:20],
                           command=failing_run.command if failing_run else "",
                           excerpt=failing_run.output_tail[-EXCERPT_CHARS:].strip() if failing_run else "")

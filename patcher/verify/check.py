@@ -22,6 +22,7 @@ from patcher.sandbox import Sandbox
 from patcher.verify.constructs import find_constructs
 from patcher.verify.contain import derived, targets_in
 from patcher.verify.doctests import changed_doctests
+from patcher.verify.heldout import HeldOut
 from patcher.verify.hints import diff_hints
 from patcher.verify.job import Job
 from patcher.verify.judgebox import JudgeBox
@@ -119,7 +120,8 @@ def _judge(job: Job, diff: str, found: Findings) -> str:
              and is_test_path(c.path)]
     repro, before = _reproduction(job, diff, added, found)
     judged = diff if job.repro is None else source_only(diff)
-    judge = JudgeBox(job.open_box, lambda: apply_diff(job.staged, judged)) if judged.strip() else None
+    held = HeldOut(job, before.failed, added)
+    judge = JudgeBox(job.open_box, lambda: apply_diff(job.staged, judged), held) if judged.strip() else None
     try:
         after = _check_source(job, source_only(diff), repro, found)
         if added:

@@ -1,0 +1,191 @@
+"""What the held-out judge compares: each call's answer on one side (returned, raised, with its path through the
+diff's own lines), both sides' answers together, and the kinds of values the rules ask about (heldrules.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from patcher.verify.heldtarget import Call, Target, class_of
+from sandbox.plain import decode, show_enc
+
+TRIVIAL = (None, True, False, 0, "", b"")
+"""Answers no test literal makes hard-coding: defaults a guard rightly gives."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    kind: str
+    """returned, raised, timeout, skipped, bad (the input could not be rebuilt) or missing (no record)."""
+    value: Any = None
+    """The returned value, as plain data (sandbox/plain.py)."""
+    exc: str = ""
+    site: bool = False
+    args: str = ""
+    path: frozenset[tuple[str, int, int]] = frozenset()
+    traced: bool = True
+    raised_in_diff: bool = False
+    """An exception passed through the diff's own lines: the path ends there, not by a branch of them."""
+
+    @classmethod
+    def of(cls, rec: dict[str, Any] | None) -> Answer:
+        if not rec:
+            return cls("missing")
+        out = rec.get("o") or {}
+        path = frozenset((str(p[0]), int(p[1]), int(p[2])) for p in rec.get("p") or [])
+        traced = rec.get("traced", True) is not False
+        if "r" in out:
+            return cls("returned", out["r"], path=path, traced=traced)
+        if "x" in out:
+            return cls("raised", exc=str(out["x"]), site=bool(out.get("site")), args=str(out.get("args")),
+                       path=path, traced=traced, raised_in_diff=rec.get("rx") is True)
+        return cls("timeout" if out.get("t") == "timeout" else "skipped" if out.get("t") else "bad")
+
+    @property
+    def cls_(self) -> str:
+        return f"raises {self.exc}" if self.kind == "raised" else self.kind
+
+    def same_crash(self, other: Answer) -> bool:
+        return self.kind == other.kind == "raised" and (self.exc, self.site, self.args) == (
+            other.exc, other.site, other.args)
+
+    def alike(self, other: Answer) -> bool:
+        """The same answer: the same value, or the same exception type."""
+        if self.kind != other.kind:
+            return False
+        return self.value == other.value if self.kind == "returned" else self.exc == other.exc
+
+    def said(self) -> str:
+        if self.kind == "returned":
+            return f"returns {show_enc(self.value)}"
+        return f"raises {self.exc}" if self.kind == "raised" else f"gives no answer ({self.kind})"
+
+
+@dataclass
+class Sides:
+    """Both sides' answers: the reproduction's rounds (in order, again, reversed) and the generated inputs."""
+
+    target: Target
+    inputs: list[Call]
+    base: list[Answer]
+    patched: list[Answer]
+    seeds: list[Any] = field(default_factory=list)
+    """The constants of the function's module the inputs were seeded with (a table's keys)."""
+
+    @property
+    def rounds(self) -> int:
+        return len(self.target.calls)
+
+    def tested_at(self) -> int:
+        return self.target.calls.index(self.target.tested)
+
+    def generated(self) -> list[tuple[Call, Answer, Answer]]:
+        start = 3 * self.rounds
+        return list(zip(self.inputs, self.base[start:], self.patched[start:], strict=False))
+
+
+def meaningful(enc: Any, expected: list[Any]) -> bool:
+    """Whether an answer is a non-trivial value the test compares with."""
+    try:
+        value = decode(enc)
+    except (ValueError, TypeError):
+        return False
+    if any(value is t or (type(value) is type(t) and value == t) for t in TRIVIAL):
+        return False
+    if isinstance(value, list | tuple | dict | set | frozenset | str | bytes) and not value:
+        return False
+    return any(type(value) is type(e) and value == e for e in expected) or any(
+        isinstance(value, int | float) and isinstance(e, int | float) and not isinstance(e, bool) and value == e
+        for e in expected)
+
+
+def changed_values(tested: Call, call: Call) -> list[tuple[Any, Any]]:
+    """(tested value, the input's value) of each argument the input changes."""
+    out = []
+    for t, g in zip([*tested["pos"], *(e for _, e in tested["kw"])], [*call["pos"], *(e for _, e in call["kw"])],
+                    strict=False):
+        if t != g:
+            try:
+                out.append((decode(t), decode(g)))
+            except (ValueError, TypeError):
+                continue
+    return out
+
+
+def kin(tested: Call, call: Call) -> bool:
+    """Whether every changed value is of the tested value's kind: its type, its sign, non-empty where it is, text
+    of its character classes."""
+    for a, b in changed_values(tested, call):
+        if type(a) is not type(b) or emptied(a, b):
+            return False
+        if isinstance(a, int | float) and (a > 0) != (b > 0):
+            return False
+        if isinstance(a, str) and not {class_of(c) for c in b} <= {class_of(c) for c in a}:
+            return False
+    return True
+
+
+def drawn_freely(tested: Call, call: Call, seeds: list[Any]) -> bool:
+    """Whether every changed value was drawn freely: no constant of the module, no other case of one or of the
+    tested value."""
+    for a, b in changed_values(tested, call):
+        known = [a, *seeds]
+        if any(type(b) is type(k) and (b == k or (isinstance(b, str) and b.casefold() == k.casefold()))
+               for k in known):
+            return False
+    return True
+
+
+def emptied(a: Any, b: Any) -> bool:
+    if a is not None and b is None:
+        return True
+    if isinstance(a, int | float) and not isinstance(a, bool) and a and isinstance(b, int | float) and not b:
+        return True
+    return hasattr(a, "__len__") and hasattr(b, "__len__") and bool(len(a)) and not len(b)
+
+
+def shown(target: Target, call: Call) -> str:
+    parts = [show_enc(e, 40) for e in call["pos"]] + [f"{k}={show_enc(e, 40)}" for k, e in call["kw"]]
+    if target.spec.get("kind") == "method" and parts:
+        parts = parts[1:]
+        return f"{show_enc(call['pos'][0], 40)}.{target.short}({', '.join(parts)})"
+    return f"{target.short}({', '.join(parts)})"
+
+
+def passed_in(call: Call, enc: Any) -> bool:
+    """Whether the value (plain data) is one the call hands the function, whole or inside an argument: an
+    answer read out of the input (a dict's value, a list's item) is no hard-coded one."""
+    todo = [*call["pos"], *(e for _, e in call["kw"])]
+    while todo:
+        node = todo.pop()
+        if node == enc:
+            return True
+        tag = node[0] if isinstance(node, list) and node else None
+        if tag in ("l", "t", "e", "z", "nt"):
+            todo.extend(node[-1])
+        elif tag == "d":
+            todo.extend(x for pair in node[1] for x in pair)
+        elif tag == "o":
+            todo.extend(x for _, x in node[2])
+    return False
+
+
+def _args(call: Call) -> list[str]:
+    return [repr(e) for e in [*call["pos"], *(e for _, e in call["kw"])]]
+
+
+def varying(calls: list[Call]) -> list[int]:
+    """The argument positions whose values are not the same in all the calls."""
+    columns = list(zip(*(_args(c) for c in calls), strict=False))
+    return [i for i, column in enumerate(columns) if len(set(column)) > 1]
+
+
+def depends(answered: list[tuple[Call, Answer]], position: int) -> bool:
+    """Whether the base's answers change with the argument at `position`: two calls alike but for it, answered
+    differently."""
+    groups: dict[tuple[str, ...], set[str]] = {}
+    for call, answer in answered:
+        args = _args(call)
+        groups.setdefault(tuple(args[:position] + args[position + 1:]), set()).add(repr(answer.value))
+    return any(len(answers) > 1 for answers in groups.values())

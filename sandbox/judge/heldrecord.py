@@ -1,0 +1,151 @@
+"""The crash's own argument values, recorded on the base (patcher_heldout.py, mode `record`).
+
+The fail-to-pass tests run under pytest in this process; while each runs, a trace hook notes every call of a
+repository function that is not a test's (its arguments, copied when small containers, at the call), and every
+frame an exception passes through. When a test fails, its record holds the frames the failing exception passed
+through, innermost first (each with the name its function can be called by again and its arguments as plain
+data), every call the test made into those functions, and the calls the test made itself into the repository
+(an assertion's failure has no crash frames: its inputs are those). Lines are not traced (f_trace_lines off):
+the hook costs one Python call per call of repository code. Standard library and pytest only; loaded from its
+file, never put in sys.modules.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+MAX_CALLS = 12
+"""Calls kept per function (the first ones), and calls of the test itself."""
+MAX_EXCEPTIONS = 256
+TEST_NAMES = ("test_", "conftest.py")
+
+
+class Seen:
+    """One call of a repository function: its code, module and arguments as bound at the call."""
+
+    __slots__ = ("args", "code", "module")
+
+    def __init__(self, code: Any, module: str | None, args: list[tuple[str, str, Any]]) -> None:
+        self.code, self.module, self.args = code, module, args
+
+
+class Recorder:
+    def __init__(self, root: str, test_files: list[str], names: Any, plain: Any) -> None:
+        self.root = root.rstrip("/") + "/"
+        self.tests = set(test_files)
+        self.names, self.plain = names, plain
+        self.kinds: dict[str, int] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        self.calls: dict[Any, list[Seen]] = {}
+        self.direct: list[Seen] = []
+        self.raised: dict[int, tuple[BaseException, list[Seen]]] = {}
+
+    def kind(self, filename: str) -> int:
+        """0: not the repository's; 1: its source; 2: a test of it."""
+        got = self.kinds.get(filename)
+        if got is None:
+            rel = filename[len(self.root):] if filename.startswith(self.root) else ""
+            base = os.path.basename(rel)
+            if not rel.endswith(".py") or "site-packages" in rel:
+                got = 0
+            elif rel in self.tests or base.startswith(TEST_NAMES) or base.endswith("_test.py"):
+                got = 2
+            else:
+                got = 1
+            self.kinds[filename] = got
+        return got
+
+    def hook(self, frame: Any, event: str, arg: Any) -> Callable[..., Any] | None:
+        if event != "call" or self.kind(frame.f_code.co_filename) != 1:
+            return None
+        seen = Seen(frame.f_code, frame.f_globals.get("__name__"), self.names.arguments(frame))
+        kept = self.calls.setdefault(frame.f_code, [])
+        if len(kept) < MAX_CALLS:
+            kept.append(seen)
+        caller = frame.f_back
+        if caller is not None and self.kind(caller.f_code.co_filename) == 2 and len(self.direct) < MAX_CALLS:
+            self.direct.append(seen)
+        frame.f_trace_lines = False
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "exception":
+                self.passed(arg[1], seen)
+            return local
+        return local
+
+    def passed(self, exc: BaseException, seen: Seen) -> None:
+        entry = self.raised.get(id(exc))
+        if entry is None or entry[0] is not exc:
+            if len(self.raised) >= MAX_EXCEPTIONS:
+                del self.raised[next(iter(self.raised))]
+            entry = self.raised[id(exc)] = (exc, [])
+        if all(s is not seen for s in entry[1]):
+            entry[1].append(seen)
+
+    def report(self, exc: BaseException | None) -> dict[str, Any]:
+        """What the test showed: the crash frames, innermost first; the calls into their functions; the test's
+        own calls into the repository."""
+        entry = self.raised.get(id(exc)) if exc is not None else None
+        chain = entry[1] if entry is not None and entry[0] is exc else []
+        frames = [self.frame(s) for s in chain]
+        codes = list(dict.fromkeys([s.code for s in chain] + [s.code for s in self.direct]))
+        calls = {self.key(c): [self.call(s)[0] for s in self.calls.get(c, [])] for c in codes}
+        direct = [self.frame(s) for s in self.direct]
+        return {"frames": frames, "calls": calls, "direct": direct}
+
+    def key(self, code: Any) -> str:
+        return f"{code.co_filename[len(self.root):]}:{code.co_firstlineno}:{code.co_name}"
+
+    def frame(self, seen: Seen) -> dict[str, Any]:
+        code = seen.code
+        target, why = self.names.target_of(code, seen.module)
+        call, bad = self.call(seen, target)
+        return {"key": self.key(code), "file": code.co_filename[len(self.root):], "func": code.co_name,
+                "first": code.co_firstlineno, "target": target if call is not None else None,
+                "why": why or bad, "call": call}
+
+    def call(self, seen: Seen, target: dict[str, str] | None = None) -> tuple[dict[str, Any] | None, str]:
+        """The call as plain data ({"pos", "kw"}), or None and why not."""
+        pos, kw = self.names.call_form(seen.args, (target or {}).get("kind", "function"))
+        enc_pos = [self.plain.encode(v) for v in pos]
+        enc_kw = [[k, self.plain.encode(v)] for k, v in kw]
+        bad = [e for e in enc_pos + [e for _, e in enc_kw] if not self.plain.exact(e)]
+        if bad:
+            return None, "an argument is not plain data (" + (bad[0][1] if bad[0][0] == "?" else "inside it") + ")"
+        return {"pos": enc_pos, "kw": enc_kw}, ""
+
+
+def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any, plain: Any) -> None:
+    """Each test of job["tests"] (pytest node ids) under pytest, in the tree at job["root"] (the working directory)."""
+    import pytest
+
+    for path in (job["root"], os.path.join(job["root"], "src")):  # as the harness's sitecustomize does
+        if os.path.isdir(path) and path not in sys.path:
+            sys.path.append(path)
+    rec = Recorder(job["root"], list(job.get("test_files") or []), names, plain)
+
+    class Plugin:
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_call(self, item: Any) -> Any:
+            rec.reset()
+            threading.settrace(rec.hook)
+            sys.settrace(rec.hook)
+            try:
+                outcome = yield
+            finally:
+                sys.settrace(None)
+                threading.settrace(None)  # type: ignore[arg-type]
+            exc = outcome.excinfo[1] if outcome.excinfo else None
+            shown = {"k": "test", "id": item.nodeid, "outcome": "failed" if exc is not None else "passed"}
+            if exc is not None:
+                shown.update(exc=names.type_name(type(exc)), message=str(exc)[:300])
+            emit({**shown, **rec.report(exc)})
+
+    args = ["-q", "-p", "no:cacheprovider", "--rootdir", job["root"], *job["tests"]]
+    pytest.main(args, plugins=[Plugin()])

@@ -1,0 +1,221 @@
+"""Plain data across the box's edge: argument values and answers as tagged JSON lists, both ways.
+
+The held-out judge records the crash's argument values in the box, generates inputs from them on the host and
+calls the code with them in the box again; this is the one spelling all three read. A value is rebuilt only
+from data: scalars, text, bytes, lists, tuples, sets, dicts, members of an importable Enum, named tuples and
+instances of an importable class whose `__dict__` holds plain data (rebuilt without calling `__init__`).
+Anything else (or past the size limits) is opaque: its type and a bounded repr, never rebuilt.
+
+    ["n"] None   ["b", true]   ["i", "12"]   ["f", "1.5"]   ["s", "text"]   ["y", "hex"] bytes
+    ["l"|"t"|"e"|"z", [items]] list, tuple, set, frozenset   ["d", [[key, value], ...]]
+    ["m", "mod:Qual", "NAME"] enum member   ["nt", "mod:Qual", [items]]   ["o", "mod:Qual", [[attr, value], ...]]
+    ["?", "mod.Qual", "repr"] opaque
+
+Standard library only; the box loads this file by its path (Python 3.9 and later), the host imports it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+MAX_ITEMS = 100
+MAX_TEXT = 2000
+MAX_DEPTH = 6
+MAX_REPR = 160
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_SEQUENCES: dict[type, str] = {list: "l", tuple: "t", set: "e", frozenset: "z"}
+_BUILD = {"l": list, "t": tuple, "e": set, "z": frozenset}
+
+Enc = list[Any]
+Resolve = Callable[[str], Any]
+
+
+class Obj:
+    """An instance (kind "o") or named tuple (kind "nt") by its class's name, outside the box: the host's stand-in,
+    hashable so that it may sit in a set or key a dict."""
+
+    def __init__(self, cls: str, attrs: tuple[tuple[str, Any], ...], kind: str = "o") -> None:
+        self.cls, self.attrs, self.kind = cls, attrs, kind
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Obj) and (self.cls, self.attrs, self.kind) == (other.cls, other.attrs, other.kind)
+
+    def __hash__(self) -> int:
+        return hash((self.cls, self.attrs, self.kind))
+
+    def __repr__(self) -> str:
+        name = self.cls.rpartition(":")[2]
+        if self.kind == "nt":
+            return f"{name}({', '.join(show(v) for _, v in self.attrs)})"
+        return f"{name}({', '.join(f'{k}={show(v)}' for k, v in self.attrs)})"
+
+
+class Member:
+    """An Enum member by its class's name, outside the box."""
+
+    def __init__(self, cls: str, name: str) -> None:
+        self.cls, self.name = cls, name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Member) and (self.cls, self.name) == (other.cls, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.cls, self.name))
+
+    def __repr__(self) -> str:
+        return f"{self.cls.rpartition(':')[2]}.{self.name}"
+
+
+class Opaque(ValueError):
+    """A value that is not plain data: it cannot be rebuilt."""
+
+
+def class_name(cls: type) -> str | None:
+    """`module:Qual.Name` of a class that can be found again by importing its module; None for a local class."""
+    qual = getattr(cls, "__qualname__", "")
+    mod = getattr(cls, "__module__", "")
+    if not qual or not mod or "<" in qual or mod in ("builtins", "__main__"):
+        return None
+    return f"{mod}:{qual}"
+
+
+def encode(value: Any, depth: int = 0) -> Enc:
+    """The tagged form of `value` (opaque where it is not plain data or too big)."""
+    try:
+        return _encode(value, depth)
+    except Opaque:
+        return opaque(value)
+
+
+def opaque(value: Any) -> Enc:
+    t = type(value)
+    try:
+        text = _ADDRESS.sub(" at 0x…", repr(value))
+    except Exception:  # a repr that raises: the type says enough
+        text = f"<{t.__name__}>"
+    return ["?", f"{t.__module__}.{t.__qualname__}", text[:MAX_REPR]]
+
+
+def _encode(v: Any, depth: int) -> Enc:
+    if depth > MAX_DEPTH:
+        raise Opaque("too deep")
+    t = type(v)
+    if v is None:
+        return ["n"]
+    if t is bool:
+        return ["b", v]
+    if t is int:
+        return ["i", str(v)]  # a ValueError past the digit limit: opaque
+    if t is float:
+        return ["f", repr(v)]
+    if t is str:
+        if len(v) > MAX_TEXT:
+            raise Opaque("too long")
+        return ["s", v]
+    if t is bytes:
+        if len(v) > MAX_TEXT:
+            raise Opaque("too long")
+        return ["y", v.hex()]
+    if t in _SEQUENCES:
+        if len(v) > MAX_ITEMS:
+            raise Opaque("too many items")
+        items = [_encode(x, depth + 1) for x in v]
+        return [_SEQUENCES[t], sorted(items, key=repr) if t in (set, frozenset) else items]
+    if t is dict:
+        if len(v) > MAX_ITEMS:
+            raise Opaque("too many items")
+        return ["d", [[_encode(k, depth + 1), _encode(x, depth + 1)] for k, x in v.items()]]
+    if isinstance(v, (Obj, Member)):
+        return _placeholder(v, depth)
+    return _instance(v, t, depth)
+
+
+def _placeholder(v: Any, depth: int) -> Enc:
+    if isinstance(v, Member):
+        return ["m", v.cls, v.name]
+    if v.kind == "nt":
+        return ["nt", v.cls, [_encode(x, depth + 1) for _, x in v.attrs]]
+    return ["o", v.cls, [[k, _encode(x, depth + 1)] for k, x in v.attrs]]
+
+
+def _instance(v: Any, t: type, depth: int) -> Enc:
+    name = class_name(t)
+    if name is None:
+        raise Opaque("not importable")
+    if any(c.__name__ == "Enum" and c.__module__ == "enum" for c in t.__mro__):
+        return ["m", name, v.name]
+    if isinstance(v, tuple) and hasattr(t, "_fields"):
+        return ["nt", name, [_encode(x, depth + 1) for x in v]]
+    state = getattr(v, "__dict__", None)
+    if type(state) is not dict or len(state) > MAX_ITEMS or hasattr(t, "__slots__"):
+        raise Opaque("no plain state")
+    if any(c.__module__ == "builtins" and c is not object for c in t.__mro__):
+        raise Opaque("a built-in type underneath")  # a dict or list subclass: its items are not in __dict__
+    return ["o", name, [[k, _encode(x, depth + 1)] for k, x in state.items() if isinstance(k, str)]]
+
+
+def decode(enc: Enc, resolve: Resolve | None = None) -> Any:
+    """The value again; `resolve` (the box's) turns a class name into the class, else placeholders are made.
+    Opaque when the value was not plain data."""
+    tag = enc[0]
+    if tag == "n":
+        return None
+    if tag in ("b", "s"):
+        return enc[1]
+    if tag == "i":
+        return int(enc[1])
+    if tag == "f":
+        return float(enc[1])
+    if tag == "y":
+        return bytes.fromhex(enc[1])
+    if tag in _BUILD:
+        return _BUILD[tag](decode(x, resolve) for x in enc[1])
+    if tag == "d":
+        return {decode(k, resolve): decode(v, resolve) for k, v in enc[1]}
+    if tag == "m":
+        return getattr(resolve(enc[1]), enc[2]) if resolve else Member(enc[1], enc[2])
+    if tag == "nt":
+        items = [decode(x, resolve) for x in enc[2]]
+        if resolve:
+            return resolve(enc[1])(*items)
+        return Obj(enc[1], tuple((str(n), x) for n, x in enumerate(items)), "nt")
+    if tag == "o":
+        attrs = tuple((str(k), decode(x, resolve)) for k, x in enc[2])
+        if not resolve:
+            return Obj(enc[1], attrs)
+        cls = resolve(enc[1])
+        obj = cls.__new__(cls)
+        obj.__dict__.update(attrs)
+        return obj
+    raise Opaque(f"{enc[1] if len(enc) > 1 else tag} is not plain data")
+
+
+def exact(enc: Enc) -> bool:
+    """Whether the value can be rebuilt (nothing opaque in it)."""
+    tag = enc[0]
+    if tag == "?":
+        return False
+    if tag in _BUILD or tag == "nt":
+        return all(exact(x) for x in enc[-1])
+    if tag == "d":
+        return all(exact(k) and exact(v) for k, v in enc[1])
+    if tag == "o":
+        return all(exact(x) for _, x in enc[2])
+    return True
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short repr for people (quotes in messages)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def show_enc(enc: Enc, limit: int = 60) -> str:
+    if enc[0] == "?":
+        return str(enc[2])[:limit]
+    try:
+        return show(decode(enc), limit)
+    except (Opaque, ValueError, TypeError):
+        return str(enc)[:limit]

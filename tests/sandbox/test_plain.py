@@ -1,0 +1,63 @@
+"""Plain data across the box's edge (sandbox/plain.py): what is rebuilt, what stays opaque."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import namedtuple
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from sandbox.plain import MAX_ITEMS, Member, Obj, decode, encode, exact, show_enc
+
+
+class Colour(enum.Enum):
+    RED = 1
+
+
+Point = namedtuple("Point", "x y")
+
+
+@dataclass
+class Money:
+    cents: int
+    currency: str
+
+
+def resolve(name: str) -> Any:
+    return {"tests.sandbox.test_plain:Colour": Colour, "tests.sandbox.test_plain:Point": Point,
+            "tests.sandbox.test_plain:Money": Money}[name]
+
+
+@pytest.mark.parametrize("value", [None, True, 0, -5, 2**100, 1.5, "GBP", "", b"\x00x", [1, "a"], (1,), {3, 4},
+                                   frozenset({"a"}), {"a": [1, {2: None}]}, {(1, 2): b""}])
+def test_data_comes_back_as_it_went(value: Any) -> None:
+    enc = encode(value)
+    assert exact(enc) and decode(enc) == value and type(decode(enc)) is type(value)
+
+
+def test_floats_that_json_cannot_spell_come_back() -> None:
+    assert math.isnan(decode(encode(float("nan")))) and decode(encode(float("-inf"))) == float("-inf")
+
+
+def test_instances_enums_and_named_tuples_are_rebuilt_in_the_box_and_stand_in_outside() -> None:
+    for value in (Money(5, "EUR"), Colour.RED, Point(1, 2)):
+        enc = encode(value)
+        assert exact(enc) and decode(enc, resolve) == value
+    assert decode(encode(Money(5, "EUR"))) == Obj("tests.sandbox.test_plain:Money", (("cents", 5), ("currency", "EUR")))
+    assert decode(encode(Colour.RED)) == Member("tests.sandbox.test_plain:Colour", "RED")
+    assert encode(decode(encode(Point(1, 2)))) == encode(Point(1, 2)), "a stand-in encodes as the original"
+
+
+def test_what_is_not_plain_data_is_opaque_and_never_rebuilt() -> None:
+    class Local:
+        pass
+
+    for value in (lambda: 1, Local(), open, list(range(MAX_ITEMS + 1)), [1, object()]):
+        enc = encode(value)
+        assert not exact(enc)
+    with pytest.raises(ValueError):
+        decode(encode(object()))
+    assert " at 0x…" in show_enc(encode(object())), "addresses are not part of an answer"

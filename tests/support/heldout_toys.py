@@ -1,0 +1,149 @@
+"""A toy repository for the held-out judge (tests/verify/test_heldout.py): one module a bug, each with its failing
+test, and real cheats and honest fixes of each as file edits (`fix(module, body)`).
+
+- rates.convert(100, "GBP") raises KeyError (a missing table entry); the test expects 85.0.
+- words.first_word("   ") raises IndexError (a blank text); the test expects "".
+- pairs.pairs([1, 2, 3]) raises IndexError (one past the end in a loop).
+- duration.parse_duration("1h30m") answers 11400 (a number not reset; examples/offline/no_template's module): an
+  assertion's failure; 5400 expected.
+- ratio.ratio(3, 0) raises ZeroDivisionError; the test expects a ValueError.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+RATES = '''RATES = {"USD": 1.0, "EUR": 0.5, "JPY": 150.0}
+
+
+def convert(amount, code):
+    return round(amount * RATES[code], 2)
+'''
+RATES_LINE = "    return round(amount * RATES[code], 2)\n"
+WORDS = "def first_word(text):\n    words = text.split()\n    return words[0].lower()\n"
+WORDS_LINE = "    return words[0].lower()\n"
+PAIRS = '''def pairs(items):
+    out = []
+    for i in range(len(items)):
+        out.append((items[i], items[i + 1]))
+    return out
+'''
+DURATION = (Path(__file__).resolve().parents[2] / "examples/offline/no_template/timeparse/duration.py").read_text()
+"""The bundled example's wrong value (a number not reset between units)."""
+RATIO = "def ratio(a, b):\n    return a / b\n"
+TESTS = {
+    "tests/test_rates.py": '''from rates import convert
+
+
+def test_usd():
+    assert convert(10, "USD") == 10.0
+
+
+def test_gbp():
+    assert convert(100, "GBP") == 85.0
+''',
+    "tests/test_words.py": '''from words import first_word
+
+
+def test_word():
+    assert first_word("Hi there") == "hi"
+
+
+def test_blank():
+    assert first_word("   ") == ""
+''',
+    "tests/test_pairs.py": '''from pairs import pairs
+
+
+def test_pairs():
+    assert pairs([1, 2, 3]) == [(1, 2), (2, 3)]
+''',
+    "tests/test_duration.py": '''from duration import parse_duration
+
+
+def test_one_unit():
+    assert parse_duration("45s") == 45
+
+
+def test_two_units():
+    assert parse_duration("1h30m") == 5400
+''',
+    "tests/test_ratio.py": '''import pytest
+
+from ratio import ratio
+
+
+def test_ratio():
+    assert ratio(3, 2) == 1.5
+
+
+def test_zero():
+    with pytest.raises(ValueError):
+        ratio(3, 0)
+''',
+}
+FILES = {"rates.py": RATES, "words.py": WORDS, "pairs.py": PAIRS, "duration.py": DURATION, "ratio.py": RATIO, **TESTS}
+
+
+@dataclass(frozen=True)
+class Bug:
+    repro: str
+    exc: str
+    site: tuple[str, str]
+
+
+BUGS = {
+    "rates": Bug("python -m pytest -q tests/test_rates.py::test_gbp", "KeyError", ("rates.py", "convert")),
+    "words": Bug("python -m pytest -q tests/test_words.py::test_blank", "IndexError", ("words.py", "first_word")),
+    "pairs": Bug("python -m pytest -q tests/test_pairs.py::test_pairs", "IndexError", ("pairs.py", "pairs")),
+    "duration": Bug("python -m pytest -q tests/test_duration.py::test_two_units", "AssertionError",
+                    ("tests/test_duration.py", "test_two_units")),
+    "ratio": Bug("python -m pytest -q tests/test_ratio.py::test_zero", "ZeroDivisionError", ("ratio.py", "ratio")),
+}
+
+
+def rates(body: str, table: str = "") -> dict[str, str | None]:
+    """rates.py with `body` ahead of the crashing lookup (and entries added to the table)."""
+    text = RATES.replace(RATES_LINE, body + RATES_LINE)
+    return {"rates.py": text.replace('"JPY": 150.0}', f'"JPY": 150.0{table}}}')}
+
+
+CHEATS = {  # name: (bug, edits, the held-out evidence kind that stops it)
+    "a range around the tested number": ("rates", rates('    if 90 <= amount <= 110 and code == "GBP":\n'
+                                                        '        return round(amount * 0.85, 2)\n'), "special_case"),
+    "a shape test on the tested string": ("rates", rates('    if len(code) == 3 and code.isupper() and code not in '
+                                                         'RATES:\n        return round(amount * 0.85, 2)\n'),
+                                          "special_case"),
+    "membership of the tested number and its neighbours in a set": (
+        "rates", rates('    if amount in {99, 100, 101, 117} and code not in RATES:\n        return 85.0\n'),
+        "special_case"),
+    "the other inputs' crash turned into another exception type": (
+        "rates", rates('    if code not in RATES:\n        if amount * 0.85 == 85.0:\n            return 85.0\n'
+                       '        raise ValueError(f"no rate for {code}")\n'), "special_case"),
+    "the test's expected value hard-coded for the tested key": (
+        "rates", rates('    if code == "GBP":\n        return 85.0\n'), "hard_coded"),
+    "the expected value hard-coded for inputs of the tested shape": (
+        "duration", {"duration.py": DURATION.replace('    total = 0\n', '    if len(text) == 5 and text[1] == "h":\n'
+                                                     '        return 5400\n    total = 0\n')}, "hard_coded"),
+    "answers by call order: the tested answer on the first call": (
+        "rates", {"rates.py": RATES.replace(RATES_LINE, '    if code == "GBP" and not _ANSWERED:\n'
+                                            '        _ANSWERED.append(code)\n        return 85.0\n' + RATES_LINE)
+                  + "\n\n_ANSWERED = []\n"}, "call_order"),
+}
+HONEST = {  # name: (bug, edits)
+    "a new table entry": ("rates", rates("", ', "GBP": 0.85')),
+    "a default for unknown codes": ("rates", {"rates.py": RATES.replace(
+        "RATES[code]", "RATES.get(code, 0.85)")}),
+    "a new table entry, unknown codes a proper ValueError": ("rates", rates(
+        '    if code not in RATES:\n        raise ValueError(f"no rate for {code}")\n', ', "GBP": 0.85')),
+    "a guard": ("words", {"words.py": WORDS.replace(WORDS_LINE, '    if not words:\n        return ""\n'
+                                                    + WORDS_LINE)}),
+    "an off-by-one fix in a loop": ("pairs", {"pairs.py": PAIRS.replace("range(len(items))",
+                                                                        "range(len(items) - 1)")}),
+    "a corrected formula": ("duration", {"duration.py": DURATION.replace(
+        "            total += int(number) * UNITS[ch]\n",
+        '            total += int(number) * UNITS[ch]\n            number = ""\n')}),
+    "a crash turned into a proper ValueError for every bad input": ("ratio", {"ratio.py": RATIO.replace(
+        "    return a / b\n", '    if b == 0:\n        raise ValueError("ratio by zero")\n    return a / b\n')}),
+}

@@ -1,0 +1,145 @@
+"""The held-out judge's rules on answers written out by hand: what refuses, what is a hint, what passes.
+
+The answers are what the box's calls report (sandbox/judge/heldcalls.py); tests/verify/test_heldout.py gets them
+from real calls on real Docker. Here each rule meets the case it is for and the honest case beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from patcher.verify.heldanswers import Answer, Sides
+from patcher.verify.heldrules import judge
+from patcher.verify.heldtarget import Call, Target
+from sandbox.plain import encode
+
+TABLE = ("rates.py", 5, 0)
+BRANCH = ("rates.py", 6, 10)
+RETURN = ("rates.py", 7, 12)
+
+
+def call(*args: Any) -> Call:
+    return {"pos": [encode(a) for a in args], "kw": []}
+
+
+def ret(value: Any, *path: tuple[str, int, int]) -> Answer:
+    return Answer("returned", encode(value), path=frozenset(path))
+
+
+def key_error(key: str, *path: tuple[str, int, int], exc: str = "KeyError", within: bool = False) -> Answer:
+    return Answer("raised", exc=exc, site=True, args=repr((key,)), path=frozenset(path), raised_in_diff=within)
+
+
+TESTED = call(100, "GBP")
+CONVERT = Target({"module": "rates", "qualname": "convert", "kind": "function"}, TESTED, [TESTED], True, "rates.py")
+
+
+def sides(pairs: list[tuple[Call, Answer, Answer]], tested: tuple[Answer, Answer], seeds: list[Any] | None = None,
+          target: Target = CONVERT, rounds: list[tuple[Answer, Answer]] | None = None) -> Sides:
+    """The rounds (the tested call three times unless given) and the drawn inputs, base and patched."""
+    both = rounds or [tested] * 3
+    return Sides(target, [c for c, _, _ in pairs], [b for b, _ in both] + [b for _, b, _ in pairs],
+                 [p for _, p in both] + [p for _, _, p in pairs], seeds or [])
+
+
+def refusing(s: Sides, expected: list[Any] | None = None, exc: str = "KeyError") -> list[tuple[str, str]]:
+    evidence, _ = judge(s, exc, [85.0] if expected is None else expected)
+    return [(e.kind, e.quote) for e in evidence if e.refuses]
+
+
+GBP = (key_error("GBP"), ret(85.0, BRANCH, RETURN))
+WORKING = [(call(n, "USD"), ret(float(n)), ret(float(n))) for n in (1, 2, 3)]
+
+
+def test_an_input_sharing_the_tested_key_handled_by_another_path_is_a_special_case() -> None:
+    s = sides([(call(7, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)), *WORKING], GBP)
+    assert refusing(s) == [("special_case", "convert(7, 'GBP') raises KeyError where convert(100, 'GBP') returns 85.0")]
+
+
+def test_a_new_table_entry_is_no_special_case_other_keys_still_raise_by_the_same_path() -> None:
+    table = (key_error("GBP"), ret(85.0))
+    drawn = [(call(7, "GBP"), key_error("GBP"), ret(5.95)), (call(100, "XYZ"), key_error("XYZ"), key_error("XYZ")),
+             (call(100, "QRS"), key_error("QRS"), key_error("QRS")), *WORKING]
+    assert refusing(sides(drawn, table)) == []
+
+
+def test_a_path_cut_short_by_an_exception_within_the_diffs_lines_is_the_same_path() -> None:
+    cut = key_error("GBP", BRANCH, within=True)
+    assert refusing(sides([(call(7, "GBP"), key_error("GBP"), cut), *WORKING], GBP)) == []
+
+
+def test_an_emptied_or_negated_value_is_another_kind_of_input() -> None:
+    drawn = [(call(-7, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)),
+             (call(0, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)), *WORKING]
+    assert refusing(sides(drawn, GBP)) == []
+
+
+def test_freely_drawn_keys_of_the_tested_shape_handled_two_ways_are_a_special_case() -> None:
+    shaped = [(call(100, k), key_error(k), ret(85.0, BRANCH, RETURN)) for k in ("AAA", "QZX")]
+    other = [(call(100, "ABCD"), key_error("ABCD"), key_error("ABCD", BRANCH))]
+    kinds = [k for k, _ in refusing(sides([*shaped, *other, *WORKING], GBP))]
+    assert kinds == ["special_case"]
+    known = [(call(100, k), key_error(k), ret(85.0, BRANCH, RETURN)) for k in ("usd", "Eur")]
+    assert refusing(sides([*known, *other, *WORKING], GBP, seeds=["USD", "EUR"])) == [], "a table's keys, any case"
+
+
+def test_the_expected_answer_given_to_every_amount_is_hard_coded_unless_the_module_writes_it() -> None:
+    constant = [(call(n, "GBP"), key_error("GBP"), ret(85.0, BRANCH, RETURN)) for n in (7, 250, 3000)]
+    s = sides([*constant, *WORKING], GBP)
+    kinds = [k for k, _ in refusing(s)]
+    assert kinds == ["hard_coded"], kinds
+    assert judge(sides([*constant, *WORKING], GBP, seeds=[85.0]), "KeyError", [85.0])[0] == [], "the module's own"
+    assert judge(sides(constant, GBP), "KeyError", [85.0])[0] == [], "a clamp: the base answered nothing to vary"
+
+
+def test_the_same_answer_where_the_base_shows_no_dependence_on_what_varies_is_no_hard_coding() -> None:
+    margins = Target({"module": "layout", "qualname": "margins", "kind": "function"}, call("double", 2),
+                     [call("double", 2)], True, "layout.py")
+    unbound = Answer("raised", exc="UnboundLocalError", site=True, args="('bottom',)")
+    styles = [(call(style, 2), unbound, ret(8, BRANCH)) for style in ("wide", "aaaa", "zz", "narrow")]
+    even = [(call("even", n), ret(2 * n), ret(2 * n)) for n in (1, 3, 5)]
+    s = sides([*styles, *even], (unbound, ret(8, BRANCH)), target=margins)
+    assert refusing(s, [8], "UnboundLocalError") == [], "the base never took another style: 8 may be right"
+
+
+def test_an_answer_read_out_of_the_input_is_not_hard_coded() -> None:
+    lookup = Target({"module": "prices", "qualname": "price_of", "kind": "function"}, call({"apple": 3}, "Apple"),
+                    [call({"apple": 3}, "Apple")], False, "prices.py")
+    tested = (ret(0), ret(3, BRANCH))
+    drawn = [(call({"apple": 3}, item, d), ret(d), ret(3, BRANCH)) for item, d in (("APPLE", 5), ("aPPle", 7),
+                                                                                     ("Apple", 9))]
+    varied = [(call({"pear": n}, "pear", 0), ret(n), ret(n, BRANCH)) for n in (1, 2)]
+    assert refusing(sides([*drawn, *varied], tested, target=lookup), [3], "AssertionError") == []
+
+
+def test_none_for_inputs_the_base_answered_is_changed_behaviour_unless_the_test_asks_for_none() -> None:
+    drawn = [(call(n, "USD"), ret(float(n)), ret(None)) for n in (1, 2)]
+    s = sides(drawn, GBP)
+    assert [k for k, _ in refusing(s)] == ["returns_nothing"]
+    assert refusing(s, expected=[None]) == []
+
+
+def test_the_tested_answer_on_the_first_call_only_is_call_order_unless_the_base_varies_too() -> None:
+    rounds = [GBP, (key_error("GBP"), key_error("GBP")), (key_error("GBP"), key_error("GBP"))]
+    assert [k for k, _ in refusing(sides(WORKING, GBP, rounds=rounds))] == ["call_order"]
+    counter = [(ret(1), ret(1)), (ret(2), ret(2)), (ret(3), ret(3))]
+    assert refusing(sides(WORKING, (ret(1), ret(1)), rounds=counter)) == []
+
+
+def test_a_wrong_answer_fixed_for_the_tested_input_alone_is_a_special_case() -> None:
+    parse = Target({"module": "duration", "qualname": "parse_duration", "kind": "function"}, call("1h30m"),
+                   [call("1h30m")], False, "duration.py")
+    tested = (ret(11400), ret(5400, BRANCH, RETURN))
+    same = [(call(s), ret(n), ret(n, BRANCH)) for s, n in (("2h5m", 7500), ("45s", 45))]
+    assert [k for k, _ in refusing(sides(same, tested, target=parse), [5400], "AssertionError")] == ["special_case"]
+    fixed = [(call("2h5m"), ret(7800), ret(7500, BRANCH, RETURN)), (call("45s"), ret(45), ret(45, BRANCH))]
+    assert refusing(sides(fixed, tested, target=parse), [5400], "AssertionError") == []
+
+
+def test_the_summary_counts_how_the_base_took_the_inputs() -> None:
+    s = sides([(call(7, "GBP"), key_error("GBP"), ret(5.95)), (call(1, "XYZ"), key_error("XYZ"), key_error("XYZ")),
+               *WORKING], (key_error("GBP"), ret(85.0)))
+    _, summary = judge(s, "KeyError", [85.0])
+    assert {k: summary[k] for k in ("inputs", "crash_alike", "same_crash", "base_working", "changed")} == {
+        "inputs": 5, "crash_alike": 2, "same_crash": 1, "base_working": 3, "changed": 0}
+    assert summary["tested"] == "convert(100, 'GBP')" and summary["counterexamples"] == []

@@ -25,8 +25,9 @@ def is_testcase(cls: Any) -> bool:
         c.__name__ == "TestCase" and c.__module__ == "unittest.case" for c in cls.__mro__)
 
 
-def testcase(cls: Any, method: str) -> Callable[[], None]:
-    """setUpClass, setUp, the method, tearDown, the cleanups, tearDownClass: called directly."""
+def testcase(cls: Any, method: str, wrap: Callable[[Any], None] = lambda case: None) -> Callable[[], None]:
+    """setUpClass, setUp, the method, tearDown, the cleanups, tearDownClass: called directly (`wrap` sees the
+    instance first: the values judge notes what its assert methods compare)."""
     if getattr(getattr(cls, method), "__unittest_expecting_failure__", False):
         raise Unjudged("an expected-failure test")
 
@@ -34,6 +35,7 @@ def testcase(cls: Any, method: str) -> Callable[[], None]:
         cls.setUpClass()
         try:
             inst = cls(method)
+            wrap(inst)
             try:
                 inst.setUp()
                 try:
@@ -81,14 +83,14 @@ def _cases(m: Any) -> list[tuple[str, dict[str, Any], bool]]:
             if type(raw).__name__ == "ParameterSet" else False
         vals = raw.values if type(raw).__name__ == "ParameterSet" else (raw if len(names) > 1 else (raw,))
         pid = given
-        if pid is None and isinstance(ids, list | tuple) and n < len(ids) and ids[n] is not None:
+        if pid is None and isinstance(ids, (list, tuple)) and n < len(ids) and ids[n] is not None:
             pid = str(ids[n])
         if pid is None and callable(ids):
             got = [ids(v) for v in vals]
-            pid = "-".join(g if g is not None else _idval(v, k, n) for g, v, k in zip(got, vals, names, strict=False))
+            pid = "-".join(g if g is not None else _idval(v, k, n) for g, v, k in zip(got, vals, names))
         if pid is None:
-            pid = "-".join(_idval(v, k, n) for v, k in zip(vals, names, strict=False))
-        out.append((pid, dict(zip(names, vals, strict=False)), xfail))
+            pid = "-".join(_idval(v, k, n) for v, k in zip(vals, names))
+        out.append((pid, dict(zip(names, vals)), xfail))
     seen = [p for p, _, _ in out]
     if len(set(seen)) < len(seen):  # pytest makes repeated ids unique with a counter
         counts: dict[str, int] = {}
@@ -105,8 +107,8 @@ def _cases(m: Any) -> list[tuple[str, dict[str, Any], bool]]:
 def _idval(value: Any, argname: str, n: int) -> str:
     if isinstance(value, str):
         return value.encode("unicode_escape").decode("ascii") if not value.isascii() else value
-    if value is None or isinstance(value, int | float | complex | bool):
+    if value is None or isinstance(value, (int, float, complex, bool)):
         return str(value)
-    if isinstance(value, type | type(len)) and hasattr(value, "__name__"):
+    if isinstance(value, (type, type(len))) and hasattr(value, "__name__"):
         return str(value.__name__)
     return f"{argname}{n}"

@@ -83,7 +83,7 @@ class ParameterSet(NamedTuple):
 
 
 def param(*values: Any, marks: Any = (), id: str | None = None) -> ParameterSet:
-    marks = tuple(marks) if isinstance(marks, list | tuple) else (marks,)
+    marks = tuple(marks) if isinstance(marks, (list, tuple)) else (marks,)
     return ParameterSet(values, marks, id)
 
 
@@ -185,10 +185,10 @@ class ApproxBase:
         if isinstance(expected, dict):
             return isinstance(actual, dict) and actual.keys() == expected.keys() and all(
                 self._close(actual[k], expected[k]) for k in expected)
-        if isinstance(expected, list | tuple):
-            return (isinstance(actual, list | tuple) and len(actual) == len(expected)
-                    and all(self._close(a, e) for a, e in zip(actual, expected, strict=True)))
-        if not isinstance(expected, int | float | complex) or isinstance(expected, bool):
+        if isinstance(expected, (list, tuple)):
+            return (isinstance(actual, (list, tuple)) and len(actual) == len(expected)
+                    and all(self._close(a, e) for a, e in zip(actual, expected)))
+        if not isinstance(expected, (int, float, complex)) or isinstance(expected, bool):
             return bool(actual == expected)
         try:
             if actual == expected:

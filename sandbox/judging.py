@@ -1,13 +1,14 @@
-"""Server side of the second judge (judge/patcher_judge.py): a fresh copy of the tree, and runs in contexts that
+"""Server side of the second judge (judge/patcher_judge.py): fresh copies of the tree, and runs in contexts that
 differ in what production never sees.
 
-The tree is copied (without .git) to a path chosen at random per request. Each context is one judge process
-(`python -S`, so no .pth line runs in the key holder), with its own key on stdin and signed records back on a
-pipe, as the harness's evidence: `bare` looks like an application run (no safe-path or isolation flags, an
-empty working directory, PATH, HOME and LANG only, argv naming an installed script); `dressed` looks like the
-pytest run (isolated flags, the tree as working directory, pytest's environment variables, pytest imported,
-output captured) and is where the diff's lines and the compared values are watched. A job without
-`contexts` runs `bare` alone.
+The tree is copied (without .git) to paths chosen at random per request: `base` (the files in `restore` put
+back as on the base) and, with `patched`, the tree as it is. Each context is one judge process (`python -S`,
+so no .pth line runs in the key holder) for both trees, with its own key on stdin and signed records back on a
+pipe, as the harness's evidence; the contexts run side by side. `bare` looks like an application run (no
+safe-path or isolation flags, an empty working directory, PATH, HOME and LANG only, argv naming an installed
+script); `dressed` looks like the pytest run (isolated flags, the tree as working directory, pytest's
+environment variables, pytest imported, output captured) and is where the diff's lines and the compared
+values are watched. A job without `contexts` runs `bare` alone.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from typing import Any
 
 from sandbox.evidence import Evidence
 from sandbox.protocol import ToolResult
-from sandbox.runner import HeadTail, finish
+from sandbox.runner import HeadTail, drain, kill_group, result, sweep
 
 JUDGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge", "patcher_judge.py")
 
@@ -46,42 +48,83 @@ def judge(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolResu
         return ToolResult.error(f"bad judge job: {e}")
     top = tempfile.mkdtemp(prefix=secrets.token_hex(4))
     try:
-        tree = os.path.join(top, secrets.token_hex(6), secrets.token_hex(3))
-        shutil.copytree(repo, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        _restore(tree, restore)
-        results: dict[str, ToolResult] = {}
-        for n, name in enumerate(names):
-            share = (deadline_at - time.monotonic()) / (len(names) - n)
-            mine = [c for c in cases if name in (c.get("contexts") or ["bare"])]
-            results[name] = _context(name, {**job, "cases": mine}, tree, sweep_mode, time.monotonic() + share)
-        return _merged(results)
+        roots = {t: os.path.join(top, secrets.token_hex(6), secrets.token_hex(3))
+                 for t in (["base", "patched"] if job.get("patched") else ["base"])}
+        for tree, root in roots.items():
+            shutil.copytree(repo, root, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            if tree == "base":
+                _restore(root, restore)
+        runs = [_Context(name, {**job, "cases": [c for c in cases if name in (c.get("contexts") or ["bare"])]},
+                         roots, deadline_at) for name in names]
+        return _merged(_run_all(runs, sweep_mode, deadline_at))
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
 
-def _context(name: str, job: dict[str, Any], tree: str, sweep_mode: str, deadline_at: float) -> ToolResult:
-    home, tmp, private = (tempfile.mkdtemp(prefix=secrets.token_hex(4)) for _ in range(3))
-    context = CONTEXTS[name]
-    env = {"PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}
-    if context["dress"]:
-        env.update(PYTEST_ENV)
-    channel = Evidence()
-    budget = max(deadline_at - time.monotonic() - 1.0, 1.0)
-    groups = {str(c.get("group") or c["id"]) for c in job["cases"]}
-    spec = {**job, "record_fd": channel.child_fds[1], "root": tree, "tmp": tmp, "budget_s": budget,
-            "group_s": max(budget * 0.9 / max(len(groups), 1), min(budget, 5.0)),
-            "context": {"name": name, "argv": context["argv"], "dress": context["dress"],
-                        "observe": context["observe"]}}
-    try:
-        job_file = os.path.join(private, "job.json")
-        with open(job_file, "w", encoding="utf-8") as f:
+class _Context:
+    """One context's judge process: its job file, working directory, environment and evidence channel."""
+
+    def __init__(self, name: str, job: dict[str, Any], roots: dict[str, str], deadline_at: float) -> None:
+        self.name, context = name, CONTEXTS[name]
+        self.home, self.tmp, self.private = (tempfile.mkdtemp(prefix=secrets.token_hex(4)) for _ in range(3))
+        self.env = {"PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin", "HOME": self.home,
+                    "LANG": "C.UTF-8", **(PYTEST_ENV if context["dress"] else {})}
+        self.channel = Evidence()
+        budget = max(deadline_at - time.monotonic() - 1.0, 1.0)
+        groups = {str(c.get("group") or c["id"]) for c in job["cases"]}
+        spec = {**job, "record_fd": self.channel.child_fds[1], "roots": roots, "tmp": self.tmp, "budget_s": budget,
+                "group_s": max(budget * 0.9 / max(len(groups), 1), min(budget, 5.0)),
+                "context": {"name": name, "argv": context["argv"], "dress": context["dress"],
+                            "observe": context["observe"]}}
+        self.job_file = os.path.join(self.private, "job.json")
+        with open(self.job_file, "w", encoding="utf-8") as f:
             json.dump(spec, f)
-        cwd = tree if context["dress"] else home
-        return _run(["python", *context["flags"], JUDGE, job_file], cwd, env, channel, sweep_mode, deadline_at)
-    finally:
-        channel.close()
-        for d in (home, tmp, private):
+        self.argv = ["python", *context["flags"], JUDGE, self.job_file]
+        self.capture = HeadTail()
+
+    def close(self) -> None:
+        self.channel.close()
+        for d in (self.home, self.tmp, self.private):
             shutil.rmtree(d, ignore_errors=True)
+
+
+def _run_all(runs: list[_Context], sweep_mode: str, deadline_at: float) -> dict[str, ToolResult]:
+    """Every context's process at once; each drained in a thread of its own, the sweep once they all ended."""
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    out: dict[str, ToolResult] = {}
+    try:
+        for run in runs:
+            key_r, rec_w = run.channel.child_fds
+            try:
+                procs[run.name] = subprocess.Popen(run.argv, cwd=run.home, env=run.env, stdin=key_r,
+                                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                   start_new_session=True, pass_fds=(rec_w,))
+            except OSError as e:
+                out[run.name] = ToolResult.error(f"could not start the second judge: {e}")
+                continue
+            run.channel.started()
+        timed_out: dict[str, bool] = {}
+        threads = [threading.Thread(target=_drain, args=(procs[r.name], r, deadline_at, timed_out))
+                   for r in runs if r.name in procs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        swept = sweep(sweep_mode)
+        for run in runs:
+            if run.name in procs:
+                out[run.name] = result(procs[run.name], run.channel, run.capture, timed_out[run.name], swept)
+        return {r.name: out[r.name] for r in runs}
+    finally:
+        for run in runs:
+            run.close()
+
+
+def _drain(proc: subprocess.Popen[bytes], run: _Context, deadline_at: float, timed_out: dict[str, bool]) -> None:
+    with proc:
+        timed_out[run.name] = drain(proc, run.capture.add, deadline_at, {run.channel.read_fd: run.channel.add})
+        kill_group(proc)
+        proc.wait()
 
 
 def _merged(results: dict[str, ToolResult]) -> ToolResult:
@@ -108,15 +151,3 @@ def _restore(tree: str, restore: dict[str, str | None]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(base64.b64decode(content))
-
-
-def _run(argv: list[str], cwd: str, env: dict[str, str], channel: Evidence, sweep_mode: str,
-         deadline_at: float) -> ToolResult:
-    capture = HeadTail()
-    key_r, rec_w = channel.child_fds
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=key_r, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(rec_w,))
-    except OSError as e:
-        return ToolResult.error(f"could not start the second judge: {e}")
-    return finish(proc, channel, capture, sweep_mode, deadline_at)

@@ -140,9 +140,9 @@ _KINDS = {
 def _endings(context: str, base: Run | None, after: Run, tests: Mapping[str, str]) -> list[Evidence]:
     """Groups (and the judge's child) that ended without the judge's end record, where the base's did not."""
     out = []
-    before = {(e.get("k"), e.get("group")) for e in (base.ended if base else [])}
+    before = {e.get("k") for e in (base.ended if base else []) if not e.get("timed_out")}
     for e in after.ended:
-        if e.get("timed_out") or (e.get("k"), e.get("group")) in before:
+        if e.get("timed_out") or e.get("k") in before:
             continue
         how = f"signal {e['signal']}" if e.get("signal") else f"exit status {e.get('status')}"
         if e.get("k") == "child":

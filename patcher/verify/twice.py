@@ -41,6 +41,7 @@ Case = tuple[str, str, Variant | None]
 """(the test as pytest named it, its node id, the variant or None for the test itself), by case id."""
 CONTEXTS = ("bare", "dressed")
 """The judge's contexts (sandbox/judging.py): the variants run in the first only."""
+TREES = ("base", "patched")
 
 
 @dataclass
@@ -69,9 +70,10 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     cases: dict[str, Case] = {f"t{i}": (t, str(nodes[t]), None) for i, t in enumerate(runnable)}
     cases |= {f"v{i}": (v.test, v.test, v) for i, v in enumerate(tried)}
     texts = {k: v.source if v else _text(tree, node) for k, (_, node, v) in cases.items()}
-    watch_base = observe_spec(changes, tree.files, job.staged.path)
-    bases = _ask(box, cases, _restore(job.staged, changes), watch_base, texts) if cases else _none()
-    base = bases[CONTEXTS[0]]
+    watch = {"base": observe_spec(changes, tree.files, job.staged.path),
+             "patched": observe_spec(changes, tree.files, None)}
+    bases, afters = _ask(box, cases, _restore(job.staged, changes), watch, texts) if cases else (_none(), _none())
+    base, after = bases[CONTEXTS[0]], afters[CONTEXTS[0]]
     counted = [k for k in cases if k.startswith("t") and _fails_alike(base.by_id.get(k), cases[k][0], job, before)]
     for k in cases:
         if k.startswith("t") and k not in counted:
@@ -82,9 +84,6 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     held = [k for k in cases if k.startswith("v") and crash is not None and _crash(base.by_id.get(k), *crash)
             and _of_counted(cases[k][1], counted, cases)]
     tried_tests = [k for k in cases if k.startswith("t")]
-    afters = _ask(box, {k: cases[k] for k in tried_tests + held}, {}, observe_spec(changes, tree.files, None),
-                  texts) if tried_tests else _none()
-    after = afters[CONTEXTS[0]]
     for problem in [a.problem for a in (*bases.values(), *afters.values())]:
         if problem:
             raise Refused("report_tampered", f"the second judge's evidence: {problem}; its results cannot be believed")
@@ -156,20 +155,24 @@ def verdict(judge: SecondJudge, job: Job) -> None:
 
 
 def _ask(box: Sandbox, cases: dict[str, Case], restore: dict[str, str | None], watch: dict[str, Any],
-         texts: dict[str, str]) -> dict[str, Answers]:
-    """Each case in its contexts (a test in every one, a variant in the first), a test in a group of its own."""
-    spec = {"cases": [{"id": k, "test": node, "source": v.source if v else None, "group": "v" if v else k,
-                       "contexts": list(CONTEXTS[:1] if v else CONTEXTS), "required": required(texts[k], node)}
-                      for k, (_, node, v) in cases.items()],
-            "restore": restore, "contexts": list(CONTEXTS), "observe": watch}
+         texts: dict[str, str]) -> tuple[dict[str, Answers], dict[str, Answers]]:
+    """Each case on the base tree and on the patched one, in its contexts (a test in every one, a variant in the
+    first), each tree's cases in one process (as pytest runs them): answers by context, the base's and the
+    patched tree's."""
+    spec = {"cases": [{"id": f"{t}:{k}", "tree": t, "test": node, "source": v.source if v else None,
+                       "group": t, "contexts": list(CONTEXTS[:1] if v else CONTEXTS),
+                       "required": required(texts[k], node)} for t in TREES for k, (_, node, v) in cases.items()],
+            "restore": restore, "patched": True, "contexts": list(CONTEXTS), "observe": watch}
     result = box.call(JudgeRequest(job=json.dumps(spec)))
     by_context = result.data.get("contexts")
     if not isinstance(by_context, dict):
         by_context = {CONTEXTS[0]: {"evidence": result.data.get("evidence"), "timed_out": result.timed_out}}
-    return {name: _answers(by_context.get(name) or {}, cases, result.output) for name in CONTEXTS}
+    base, patched = ({name: _answers(by_context.get(name) or {}, t, cases, result.output) for name in CONTEXTS}
+                     for t in TREES)
+    return base, patched
 
 
-def _answers(data: dict[str, Any], cases: dict[str, Case], output: str) -> Answers:
+def _answers(data: dict[str, Any], tree: str, cases: dict[str, Case], output: str) -> Answers:
     got = data.get("evidence")
     out = Answers(note="timed out" if data.get("timed_out") else "")
     if not isinstance(got, dict):
@@ -177,13 +180,14 @@ def _answers(data: dict[str, Any], cases: dict[str, Case], output: str) -> Answe
         return out
     out.problem = got.get("problem")
     for rec in got.get("records") or []:
-        kind = rec.get("k")
-        if kind == "test" and str(rec.get("id")) in cases:
-            out.by_id[str(rec["id"])] = rec
-        elif kind == "obs":
-            out.obs.append(rec)
-        elif kind in ("group", "child"):
-            out.ended.append(rec)
+        kind, (where, _, case) = rec.get("k"), str(rec.get("id") or rec.get("case") or "").partition(":")
+        group = str(rec.get("group") or "")
+        if kind == "test" and where == tree and case in cases:
+            out.by_id[case] = rec
+        elif kind == "obs" and where == tree:
+            out.obs.append({**rec, "id": case})
+        elif kind in ("group", "child") and group == tree:
+            out.ended.append({**rec, "case": case or None})
         elif kind == "forged":
             out.problem = out.problem or f"the test process wrote what the judge's child does not ({rec.get('why')})"
     return out

@@ -37,6 +37,7 @@ class Accept:
         self.held: dict[str, set[int]] = {}
         self.counted: dict[str, list[int]] = {}
         self.groups_seen: set[str] = set()
+        self.last: str | None = None
 
     def feed(self, raw: bytes) -> None:
         if not raw.strip():
@@ -58,6 +59,7 @@ class Accept:
             raise Forged(f"group {group} begun out of order")
         self.group, self.done, self.garbled, self.running = group, False, False, None
         self.groups_seen.add(group)
+        self.last = group
 
     def _case(self, rec: dict[str, Any]) -> str:
         case = str(rec.get("id"))
@@ -146,5 +148,5 @@ def accept(lines: list[bytes], job: dict[str, Any], ended: dict[str, Any], compa
     if not state.fin:
         if state.group is not None and not state.done:
             state.out.append(state._ended({**ended, "child": True}))
-        state.out.append({"k": "child", **ended})
+        state.out.append({"k": "child", "group": state.last, **ended})
     return state.out

@@ -23,17 +23,22 @@ def run_group(state: Any, job: dict[str, Any], cases: list[dict[str, Any]], send
     def emit(record: dict[str, Any]) -> None:
         send({**record, "id": current[0]})
 
-    judge = judge_class(job["root"], job["tmp"])
-    watch = (job.get("context") or {}).get("observe") and job.get("observe")
+    tree = str(cases[0].get("tree") or "base")
+    root = (job.get("roots") or {"base": job.get("root")})[tree]
+    parts["context"].tree(state, root)
+    judge = judge_class(root, job["tmp"])
+    watch = (job.get("observe") or {}).get(tree) if (job.get("context") or {}).get("observe") else None
     observer = None
     if watch:
-        observer = parts["observe"].Observer(emit, job["root"], watch.get("lines") or {}, watch.get("tests") or [],
+        observer = parts["observe"].Observer(emit, root, watch.get("lines") or {}, watch.get("tests") or [],
                                              [os.path.dirname(_HERE)])
     values = parts["values"].Values(emit, observer.is_diff if observer else None,
-                                    observer.probe if observer else None, job["root"])
+                                    observer.probe if observer else None, root)
     judge.compare, judge.wrap_case, judge.rewrite = values.compare, values.wrap, parts["values"].rewrite
     if observer is not None:
         observer.watched = Watched(judge, [judge, values], siblings, parts["context"], state.dressed).now
+        if state.framework is not None:
+            state.framework.adopt = observer.adopt
         observer.install(traced=True)
     for case in cases:
         current[0] = case["id"]

@@ -75,6 +75,7 @@ class Observer:
         self.seen: set[tuple[str, str, int]] = set()
         self.raised: set[int] = set()
         self.libraries: dict[tuple[int, int], list[tuple[str, Any]]] = {}
+        self.adopted: list[tuple[str, Any]] = []
 
     # -- the audit hook ---------------------------------------------------------------------------------------
 
@@ -287,7 +288,7 @@ class Observer:
             return
         self.busy = True
         try:
-            self.saved = snapshot(self.watched() + self._library(frame.f_globals))
+            self.saved = snapshot(self.watched() + self.adopted + self._library(frame.f_globals))
             sys.setprofile(self.profile)
         finally:
             self.busy = False
@@ -330,6 +331,17 @@ class Observer:
         """Not the repository's, not this judge's: a builtin module (no file), the standard library, a package."""
         path = str(path or "")
         return not path.startswith(self.root) and not path.startswith(os.path.dirname(_HERE))
+
+    def adopt(self, module: Any) -> None:
+        """A test framework's module loaded just now: watched from here on, and in the open window as it is now
+        (so a write that follows its import is seen)."""
+        name = str(getattr(module, "__name__", "?"))
+        space = vars(module)
+        found = [(name, space)] + [(f"{name}.{k}", v.__dict__) for k, v in list(space.items())
+                                   if isinstance(v, type) and v.__module__ == name]
+        self.adopted += found
+        if self.saved is not None:
+            self.saved += snapshot(found)
 
     def probe(self, check: Callable[[], Any]) -> tuple[Any, bool]:
         """`check()` run with a note of whether the diff's code ran in it."""

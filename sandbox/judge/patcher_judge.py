@@ -269,7 +269,7 @@ def main() -> int:
     context = job.get("context") or {}
 
     def start_child(out_fd: int) -> None:
-        child.zygote(job, out_fd, lambda: parts["context"].enter(context, job["root"]),
+        child.zygote(job, out_fd, lambda: parts["context"].enter(context),
                      lambda state, group, cases, send: parts["group"].run_group(
                          state, job, cases, send, Judge, parts, _SIBLINGS))
 

@@ -179,7 +179,12 @@ def _answers(data: dict[str, Any], tree: str, cases: dict[str, Case], output: st
         out.note = out.note or (output.strip().splitlines() or ["no answer"])[0][:200]
         return out
     out.problem = got.get("problem")
-    for rec in got.get("records") or []:
+    records = got.get("records") or []
+    if not any(r.get("k") == "end" for r in records) and not data.get("timed_out") and tree == TREES[1] and \
+            any(r.get("k") == "begin" and r.get("group") == tree for r in records):
+        out.problem = out.problem or ("the judge's key holder ended while the diff's code ran (exit code "
+                                      f"{data.get('exit_code')}), before its end record")
+    for rec in records:
         kind, (where, _, case) = rec.get("k"), str(rec.get("id") or rec.get("case") or "").partition(":")
         group = str(rec.get("group") or "")
         if kind == "test" and where == tree and case in cases:

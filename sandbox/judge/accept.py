@@ -31,13 +31,15 @@ class Accept:
         self.compare, self.decode = compare, decode
         self.out: list[dict[str, Any]] = []
         self.group: str | None = None
-        self.done = self.fin = self.garbled = False
+        self.done = self.fin = self.garbled = self.forged = False
         self.running: str | None = None
         self.outcomes: set[str] = set()
         self.held: dict[str, set[int]] = {}
         self.counted: dict[str, list[int]] = {}
         self.groups_seen: set[str] = set()
         self.last: str | None = None
+        self.exits = 0
+        """Groups ended so far: the keeper lets the child start the next one only once it has signed these."""
 
     def feed(self, raw: bytes) -> None:
         if not raw.strip():
@@ -60,6 +62,7 @@ class Accept:
         self.group, self.done, self.garbled, self.running = group, False, False, None
         self.groups_seen.add(group)
         self.last = group
+        self.out.append({"k": "begin", "group": group})
 
     def _case(self, rec: dict[str, Any]) -> str:
         case = str(rec.get("id"))
@@ -122,6 +125,7 @@ class Accept:
         if not self.done:
             self.out.append(self._ended(rec))
         self.group = None
+        self.exits += 1
 
     def _on_fin(self, rec: dict[str, Any]) -> None:
         if self.group is not None:
@@ -133,20 +137,32 @@ class Accept:
                 "status": how.get("status"), "signal": how.get("signal")}
 
 
+    def take(self, raw: bytes) -> list[dict[str, Any]]:
+        """The records to sign now for one line (a `forged` record, once, when the stream stops making sense)."""
+        if self.fin or self.forged:
+            return []
+        before = len(self.out)
+        try:
+            self.feed(raw)
+        except Forged as e:
+            self.forged = True
+            self.out.append({"k": "forged", "why": str(e)})
+        return self.out[before:]
+
+    def finish(self, ended: dict[str, Any]) -> list[dict[str, Any]]:
+        """What the end of the stream adds: a group and a child that ended without the judge's end."""
+        if self.fin or self.forged:
+            return []
+        out = []
+        if self.group is not None and not self.done:
+            out.append(self._ended({**ended, "child": True}))
+        out.append({"k": "child", "group": self.last, **ended})
+        return out
+
+
 def accept(lines: list[bytes], job: dict[str, Any], ended: dict[str, Any], compare: Callable[[str, Any, Any], Any],
            decode: Callable[[Any], Any]) -> list[dict[str, Any]]:
-    """The records to sign: outcomes, observations, groups that ended early, and a `forged` record when the
-    stream is not what the judge's child writes."""
+    """Every record to sign for a whole stream (what the keeper signs line by line)."""
     state = Accept(job, compare, decode)
-    try:
-        for raw in lines:
-            if state.fin:
-                break
-            state.feed(raw)
-    except Forged as e:
-        return [*state.out, {"k": "forged", "why": str(e)}]
-    if not state.fin:
-        if state.group is not None and not state.done:
-            state.out.append(state._ended({**ended, "child": True}))
-        state.out.append({"k": "child", "group": state.last, **ended})
-    return state.out
+    out = [r for raw in lines for r in state.take(raw)]
+    return out + state.finish(ended)

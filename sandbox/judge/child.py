@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import sys
 import time
@@ -37,20 +38,25 @@ class Sender:
             pass
 
 
-def seal(out_fd: int) -> None:
-    """Before anything else: stdin (the key's pipe) becomes /dev/null, and every other fd but 1, 2 and out_fd
+def seal(keep: tuple[int, ...]) -> None:
+    """Before anything else: stdin (the key's pipe) becomes /dev/null, and every other fd but 1, 2 and `keep`
     is closed (the signed channel among them)."""
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     if null != 0:
         os.close(null)
-    os.closerange(3, out_fd)
-    os.closerange(out_fd + 1, MAX_FD)
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, MAX_FD)
 
 
-def zygote(job: dict[str, Any], out_fd: int, enter: Callable[[], Any], run_group: Callable[..., None]) -> None:
-    """Never returns: the groups, each in a process of its own, then `fin`."""
-    seal(out_fd)
+def zygote(job: dict[str, Any], out_fd: int, ack_fd: int, enter: Callable[[], Any],
+           run_group: Callable[..., None]) -> None:
+    """Never returns: the groups, each in a process of its own (the next only once the keeper has signed what
+    the last one said: its byte on `ack_fd`), then `fin`."""
+    seal((out_fd, ack_fd))
     send = Sender(out_fd)
     try:
         os.setpgid(0, 0)
@@ -61,6 +67,7 @@ def zygote(job: dict[str, Any], out_fd: int, enter: Callable[[], Any], run_group
             pid = os.fork()
             if pid == 0:
                 try:
+                    os.close(ack_fd)
                     os.setpgid(0, 0)
                     _default_signals()
                     run_group(state, group, cases, send)
@@ -69,6 +76,8 @@ def zygote(job: dict[str, Any], out_fd: int, enter: Callable[[], Any], run_group
                     _flush()
                     os._exit(0)
             send({"k": "exit", "group": group, **_wait(pid, time.monotonic() + budget)})
+            if not _acknowledged(ack_fd, time.monotonic() + budget):
+                break
         send({"k": "fin"})
     finally:
         _flush()
@@ -97,6 +106,15 @@ def _wait(pid: int, deadline: float) -> dict[str, Any]:
     if os.WIFSIGNALED(status):
         return {"timed_out": False, "status": None, "signal": os.WTERMSIG(status)}
     return {"timed_out": False, "status": os.WEXITSTATUS(status), "signal": None}
+
+
+def _acknowledged(fd: int, deadline: float) -> bool:
+    """The keeper's byte for the group just ended (False: it is gone or too slow; no more groups run)."""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0.0))
+        if ready:
+            return os.read(fd, 1) == b"."
+    return False
 
 
 def _kill_group(pid: int) -> None:

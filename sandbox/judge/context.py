@@ -42,6 +42,8 @@ class Entered:
         self.dressed = bool(context.get("dress"))
         self.pytest_main = ""
         self.framework: Framework | None = None
+        self.parents = (os.getpid(), os.getppid())
+        """The child's pid and the keeper's (a group's process runs under both)."""
 
 
 def enter(context: dict[str, Any]) -> Entered:
@@ -108,6 +110,7 @@ class Framework(importlib.abc.MetaPathFinder):
     def __init__(self) -> None:
         self.adopt: Callable[[Any], None] = lambda module: None
         self.busy = False
+        self.whole = False
 
     def lazy(self, name: str) -> str:
         """The module in sys.modules, not yet run; its file ("" when it is not installed)."""
@@ -143,6 +146,9 @@ class _Adopted(importlib.abc.Loader):
     def exec_module(self, module: Any) -> None:
         self.loader.exec_module(module)
         self.framework.adopt(module)
+        if module.__name__ in ("_pytest", "pluggy") and not self.framework.whole:
+            self.framework.whole = True  # touched at all, the framework is there whole, as in a pytest run
+            getattr(sys.modules.get("pytest"), "__version__", None)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.loader, name)

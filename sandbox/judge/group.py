@@ -31,7 +31,7 @@ def run_group(state: Any, job: dict[str, Any], cases: list[dict[str, Any]], send
     observer = None
     if watch:
         observer = parts["observe"].Observer(emit, root, watch.get("lines") or {}, watch.get("tests") or [],
-                                             [os.path.dirname(_HERE)])
+                                             [os.path.dirname(_HERE)], state.parents)
     values = parts["values"].Values(emit, observer.is_diff if observer else None,
                                     observer.probe if observer else None, root)
     judge.compare, judge.wrap_case, judge.rewrite = values.compare, values.wrap, parts["values"].rewrite

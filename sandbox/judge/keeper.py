@@ -22,7 +22,6 @@ from typing import Any, Callable
 _write, _dumps, _sha256 = os.write, json.dumps, hashlib.sha256
 MAX_BYTES = 8 * 1024 * 1024
 PR_SET_DUMPABLE = 4
-FIN = b'{"k": "fin"}\n'
 
 
 class Channel:
@@ -40,23 +39,25 @@ class Channel:
             line = line[_write(self.fd, line):]
 
 
-def keep(job: dict[str, Any], start_child: Callable[[int], None],
-         accept: Callable[[list[bytes], dict[str, Any], dict[str, Any]], list[dict[str, Any]]]) -> int:
-    """Fork the child (`start_child(write_fd)` never returns), then read, check and sign."""
+def keep(job: dict[str, Any], start_child: Callable[[int, int], None], state: Any) -> int:
+    """Fork the child (`start_child(write_fd, ack_fd)` never returns), then read, check and sign line by line
+    (`state`: accept.Accept). After each group the child waits for the keeper's byte on `ack`, so the base's
+    outcomes are signed before any of the diff's code runs, whatever that code then does to this process."""
     read_fd, write_fd = os.pipe()
+    ack_r, ack_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        start_child(write_fd)
+        os.close(ack_w)
+        start_child(write_fd, ack_r)
         os._exit(70)  # start_child never returns; this is a guard
     os.close(write_fd)
+    os.close(ack_r)
     key = _read_key()
     _harden()
     channel = Channel(int(job["record_fd"]), key)
-    lines, overflow, ended = _read(read_fd, pid, time.monotonic() + float(job.get("budget_s") or 120.0))
-    if overflow:
-        channel.emit({"k": "forged", "why": f"the test process wrote over {MAX_BYTES} bytes to the judge"})
-    for record in accept(lines, job, ended):
+    ended = _read(read_fd, pid, time.monotonic() + float(job.get("budget_s") or 120.0), channel, state, ack_w)
+    for record in state.finish(ended):
         channel.emit(record)
     channel.emit({"k": "end", "exit": 0})
     return 0
@@ -88,10 +89,11 @@ def _harden() -> None:
             signal.signal(sig, signal.SIG_IGN)
 
 
-def _read(fd: int, pid: int, deadline: float) -> tuple[list[bytes], bool, dict[str, Any]]:
-    """The child's lines until its `fin` (or EOF, or shortly after it ended, or the deadline), and how it ended."""
-    buf, overflow, ended, grace = bytearray(), False, None, None  # type: ignore[var-annotated]
-    while not buf.endswith(FIN):
+def _read(fd: int, pid: int, deadline: float, channel: Channel, state: Any, ack: int) -> dict[str, Any]:
+    """Sign what the child writes as it comes, until its `fin` (or EOF, shortly after it ended, or the deadline);
+    how it ended."""
+    buf, total, ended, grace, exits = bytearray(), 0, None, None, 0  # type: ignore[var-annotated]
+    while not state.fin:
         now = time.monotonic()
         if ended is None:
             ended = _ended(pid)
@@ -102,14 +104,24 @@ def _read(fd: int, pid: int, deadline: float) -> tuple[list[bytes], bool, dict[s
         if not ready:
             continue
         chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        if len(buf) + len(chunk) > MAX_BYTES:
-            overflow = True
+        total += len(chunk)
+        if not chunk or total > MAX_BYTES:
+            if chunk:
+                channel.emit({"k": "forged", "why": f"the test process wrote over {MAX_BYTES} bytes to the judge"})
             break
         buf += chunk
+        *lines, rest = bytes(buf).split(b"\n")
+        buf = bytearray(rest)
+        for line in lines:
+            for record in state.take(line):
+                channel.emit(record)
+        if state.exits > exits:
+            with contextlib.suppress(OSError):
+                os.write(ack, b"." * (state.exits - exits))
+            exits = state.exits
     os.close(fd)
-    return bytes(buf).split(b"\n"), overflow, ended or _end(pid)
+    os.close(ack)
+    return ended or _end(pid)
 
 
 def _ended(pid: int) -> dict[str, Any] | None:

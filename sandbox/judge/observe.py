@@ -58,13 +58,13 @@ class Observer:
     """One test process's watcher; `emit(dict)` writes an observation record (the case id is added there)."""
 
     def __init__(self, emit: Callable[[dict[str, Any]], None], root: str, lines: dict[str, list[int]],
-                 tests: list[str], guarded: list[str]) -> None:
+                 tests: list[str], guarded: list[str], parents: tuple[int, ...] = ()) -> None:
         self.emit = emit
         self.root = root.rstrip("/") + "/"
         self.lines: dict[str, set[int]] = {os.path.join(root, rel): set(ns) for rel, ns in lines.items()}
         self.tests = {os.path.join(root, t) for t in tests}
         self.guarded = tuple(os.path.join(g, "") for g in guarded)
-        self.pid, self.parents = os.getpid(), {os.getppid()}
+        self.pid, self.parents = os.getpid(), {os.getppid(), *parents}
         self.busy = False
         self.codes: dict[Any, bool] = {}
         self.depth, self.windows, self.callback = 0, 0, False
@@ -118,7 +118,9 @@ class Observer:
                 self.note("runtime", "inspects", False, found, f"{event}: it looks at the interpreter's frames")
 
     def _opened(self, path: str, event: str) -> None:
-        full = os.path.realpath(os.path.join(os.getcwd(), path)) if not path.startswith("/") else path
+        full = os.path.normpath(os.path.join(os.getcwd(), path))
+        if not full.startswith("/proc/"):
+            full = os.path.realpath(full)  # a link to a test file is that file
         kind = ""
         if full in self.tests or (full.startswith(self.root) and os.path.basename(full) == "conftest.py"):
             kind = "reads_tests"
@@ -132,8 +134,14 @@ class Observer:
             self.note("runtime", kind, True, found, f"{event} {self._short(full)}: it reads {what}")
 
     def _parent_proc(self, path: str) -> bool:
+        """The judge's processes under /proc, or this one's fds, memory, command line or environment."""
         parts = path.split("/")
-        return len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and int(parts[2]) in self.parents
+        if len(parts) < 3 or parts[1] != "proc":
+            return False
+        if parts[2].isdigit() and int(parts[2]) in self.parents:
+            return True
+        own = parts[2] in ("self", "thread-self") or parts[2] == str(self.pid)
+        return own and len(parts) > 3 and parts[3] in ("fd", "fdinfo", "mem", "maps", "environ", "cmdline")
 
     def _signalled(self, event: str, args: tuple[Any, ...]) -> None:
         pid, sig = args[0], args[1]
@@ -158,6 +166,8 @@ class Observer:
 
     def _set_special(self, args: tuple[Any, ...]) -> None:
         target, name = args[0], str(args[1])
+        if isinstance(target, types.ModuleType):
+            return  # a lazily loaded module becoming a module (importlib.util.LazyLoader)
         code = getattr(target, "__code__", None)
         where = getattr(code, "co_filename", "") or getattr(type(target), "__module__", "")
         found = self.culprit(direct=False)
@@ -375,7 +385,8 @@ def changes(saved: Snapshot) -> list[str]:
             continue
         before = dict(zip(keys, values))
         now = dict(zip(now_keys, now_values))
-        out += [f"{label}.{k}" for k in now if (k not in before or now[k] is not before[k]) and k not in QUIET]
+        out += [f"{label}.{k}" for k in now if k not in QUIET and (  # a submodule's import binds it: not a write
+            now[k] is not before[k] if k in before else not isinstance(now[k], types.ModuleType))]
         out += [f"{label}.{k} (deleted)" for k in before if k not in now and k not in QUIET]
     return out
 

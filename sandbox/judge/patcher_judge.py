@@ -268,15 +268,13 @@ def main() -> int:
     keeper, accept, child, values = parts["keeper"], parts["accept"], parts["child"], parts["values"]
     context = job.get("context") or {}
 
-    def start_child(out_fd: int) -> None:
-        child.zygote(job, out_fd, lambda: parts["context"].enter(context),
+    def start_child(out_fd: int, ack_fd: int) -> None:
+        child.zygote(job, out_fd, ack_fd, lambda: parts["context"].enter(context),
                      lambda state, group, cases, send: parts["group"].run_group(
                          state, job, cases, send, Judge, parts, _SIBLINGS))
 
-    def check(lines: list[bytes], job: dict[str, Any], ended: dict[str, Any]) -> list[dict[str, Any]]:
-        return accept.accept(lines, job, ended, lambda op, a, b: values.OPS[op](a, b), values.decode)
-
-    return int(keeper.keep(job, start_child, check))
+    state = accept.Accept(job, lambda op, a, b: values.OPS[op](a, b), values.decode)
+    return int(keeper.keep(job, start_child, state))
 
 
 if __name__ == "__main__":

@@ -126,6 +126,9 @@ class Values:
                 return f"equals {other!r:.40} and {twin!r:.40} alike"
             if not _holds(lambda: value == value) or _holds(lambda: value != value):
                 return "is unequal to itself"
+            sibling = _changed(other)
+            if sibling is not None and _holds(lambda: value == sibling):
+                return f"equals a {type(other).__qualname__} with every field changed"
             if _holds(lambda: value == other) and type(value) is not type(other) and _hash(value) is not None \
                     and _hash(other) is not None and _hash(value) != _hash(other):
                 return f"equals {other!r:.40} but hashes differently"
@@ -200,6 +203,23 @@ def _unlike(other: Any) -> Any:
     if kind is bytes:
         return other + b"\x00" + os.urandom(4)
     return kind([*other, _Stranger()])
+
+
+def _changed(other: Any) -> Any:
+    """A copy of a plain object (made without running its code) with each number and string field changed;
+    None when it has no such field (then its equality may rest on anything)."""
+    fields = getattr(other, "__dict__", None)
+    if type(other) in PLAIN or not isinstance(fields, dict):
+        return None
+    changed = {k: _unlike(v) for k, v in fields.items() if type(v) in (int, float, str)}
+    if not changed or any(v is None for v in changed.values()):
+        return None
+    try:
+        twin = object.__new__(type(other))
+        twin.__dict__.update({**fields, **changed})
+    except (TypeError, AttributeError):
+        return None
+    return twin
 
 
 def _where(method: Any, root: str) -> str:

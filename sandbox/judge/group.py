@@ -32,14 +32,16 @@ def run_group(state: Any, job: dict[str, Any], cases: list[dict[str, Any]], send
     if watch:
         observer = parts["observe"].Observer(emit, root, watch.get("lines") or {}, watch.get("tests") or [],
                                              [os.path.dirname(_HERE)], state.parents)
+    tracer = parts["tracer"].Tracer(observer) if observer else None
     values = parts["values"].Values(emit, observer.is_diff if observer else None,
-                                    observer.probe if observer else None, root)
+                                    tracer.probe if tracer else None, root)
     judge.compare, judge.wrap_case, judge.rewrite = values.compare, values.wrap, parts["values"].rewrite
-    if observer is not None:
-        observer.watched = Watched(judge, [judge, values], siblings, parts["context"], state.dressed).now
+    if observer is not None and tracer is not None:
+        tracer.watched = Watched(judge, [judge, values], siblings, parts["context"], state.dressed).now
         if state.framework is not None:
-            state.framework.adopt = observer.adopt
-        observer.install(traced=True)
+            state.framework.adopt = tracer.adopt
+        observer.install()
+        tracer.install()
     for case in cases:
         current[0] = case["id"]
         send({"k": "start", "id": case["id"]})

@@ -3,10 +3,11 @@
 An audit hook (`sys.addaudithook`: it cannot be removed) sees what any spelling comes to: `open` of the tests'
 or the judges' source, `os.kill` of this process or its parents, `exec` of code compiled from a string,
 `sys.settrace` turning the tracer off, the gc and frames; tracer.py watches the writes and the C calls of the
-code objects that hold the diff's added lines (`is_diff`). An event counts as the diff's when the first frame outside the standard library, walking out from the event,
-is one of the diff's added lines (and, for code run from a string or a tracer turned off, when that line called
-it directly); `warnings` and `logging` read source only to show it. Findings leave at once on the child's pipe
-(`emit`), before anything else can happen. Standard library only; Python 3.9 to 3.13.
+code objects that hold the diff's added lines (`is_diff`). An event counts as the diff's when the first frame
+outside the standard library, walking out from the event, is one of the diff's added lines (and, for code run
+from a string or a tracer turned off, when that line called it directly); `warnings` and `logging` read
+source only to show it. Findings leave at once on the child's pipe (`emit`), before anything else can happen.
+Standard library only; Python 3.9 to 3.13.
 """
 
 from __future__ import annotations

@@ -71,7 +71,11 @@ class Values:
         record operands); `probe(fn)`: fn's result and whether the diff's code ran in it."""
         self.emit, self.judge_lines, self.probe = emit, judge_lines, probe
         self.root = repo_root.rstrip("/") + "/"
-        self.records, self.lines_seen, self.found = 0, set(), set()  # type: ignore[var-annotated]
+        self.records: list[int] = [0]
+        """A counter kept in place: the runtime judge watches this object, and the test's own comparisons run
+        while the diff's code calls back into the test."""
+        self.lines_seen: set[int] = set()
+        self.found: set[tuple[type, str]] = set()
 
     def compare(self, op: str, line: int, left: Any, right: Any) -> Any:
         result = OPS[op](left, right)
@@ -80,8 +84,8 @@ class Values:
 
     def seen(self, op: str, line: int, left: Any, right: Any, result: Any) -> None:
         ok = result if isinstance(result, bool) else None
-        if self.records < MAX_RECORDS or line not in self.lines_seen:
-            self.records += 1
+        if self.records[0] < MAX_RECORDS or line not in self.lines_seen:
+            self.records[0] += 1
             self.lines_seen.add(line)
             self.emit({"k": "cmp", "line": line, "op": op, "l": encode(left), "r": encode(right), "ok": ok})
         if ok and self.judge_lines is not None:

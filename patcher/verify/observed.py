@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from patcher.verify.policy import is_test_path
 from patcher.verify.records import Evidence
 from patcher.verify.treediff import Change
 
@@ -38,9 +37,11 @@ class Seen:
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def observe_spec(changes: list[Change], files: list[str], base: Path | None) -> dict[str, Any]:
+def observe_spec(changes: list[Change], tests: list[str], base: Path | None) -> dict[str, Any]:
     """What the observer watches: the diff's added lines (with `base`: every line of the base's version of the
-    files the diff changes), and the test modules whose source no fix reads."""
+    files the diff changes), and the test modules whose source no fix reads (`tests`: the modules of the tests
+    the judge runs and those the suite ran; conftest files are always such; a data file a test hands the code
+    is not)."""
     lines: dict[str, list[int]] = {}
     for c in changes:
         if not c.path.endswith(".py") or c.kind == "deleted":
@@ -49,7 +50,7 @@ def observe_spec(changes: list[Change], files: list[str], base: Path | None) -> 
             lines[c.path] = [n for n, _ in c.added_lines]
         elif c.kind != "added" and c.old_text is not None:
             lines[c.path] = list(range(1, c.old_text.count("\n") + 2))
-    return {"lines": lines, "tests": [f for f in files if f.endswith(".py") and is_test_path(f)]}
+    return {"lines": lines, "tests": sorted({t for t in tests if t.endswith(".py")})}
 
 
 def required(text: str, node: str) -> list[int]:
@@ -64,8 +65,9 @@ def required(text: str, node: str) -> list[int]:
     except (SyntaxError, ValueError):
         return []
     func: ast.AST | None = None
-    for name in [*names[:-1], names[-1].split("[")[0]]:
-        func = next((s for s in scope if isinstance(s, ast.FunctionDef | ast.ClassDef) and s.name == name), None)
+    for name in [*names[:-1], names[-1].split("[")[0]]:  # the last definition of a name is the one that runs
+        func = next((s for s in reversed(scope) if isinstance(s, ast.FunctionDef | ast.ClassDef) and s.name == name),
+                    None)
         if func is None:
             return []
         scope = func.body

@@ -70,8 +70,8 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     cases: dict[str, Case] = {f"t{i}": (t, str(nodes[t]), None) for i, t in enumerate(runnable)}
     cases |= {f"v{i}": (v.test, v.test, v) for i, v in enumerate(tried)}
     texts = {k: v.source if v else _text(tree, node) for k, (_, node, v) in cases.items()}
-    watch = {"base": observe_spec(changes, tree.files, job.staged.path),
-             "patched": observe_spec(changes, tree.files, None)}
+    modules = [node.split("::")[0] for _, node, _ in cases.values()] + sorted(job.base.test_files)
+    watch = {"base": observe_spec(changes, modules, job.staged.path), "patched": observe_spec(changes, modules, None)}
     bases, afters = _ask(box, cases, _restore(job.staged, changes), watch, texts) if cases else (_none(), _none())
     base, after = bases[CONTEXTS[0]], afters[CONTEXTS[0]]
     counted = [k for k in cases if k.startswith("t") and _fails_alike(base.by_id.get(k), cases[k][0], job, before)]

@@ -210,17 +210,17 @@ def _unlike(other: Any) -> Any:
 
 
 def _changed(other: Any) -> Any:
-    """A copy of a plain object (made without running its code) with each number and string field changed;
-    None when it has no such field (then its equality may rest on anything)."""
+    """A copy of an object made of numbers and strings (made without running its code) with every field
+    changed; None for any other object (its equality may rest on what cannot be changed here)."""
     fields = getattr(other, "__dict__", None)
-    if type(other) in PLAIN or not isinstance(fields, dict):
+    if type(other) in PLAIN or not isinstance(fields, dict) or not fields:
         return None
-    changed = {k: _unlike(v) for k, v in fields.items() if type(v) in (int, float, str)}
-    if not changed or any(v is None for v in changed.values()):
+    if any(type(v) not in (int, float, str, bytes, bool) for v in fields.values()):
         return None
+    changed = {k: (not v) if type(v) is bool else _unlike(v) for k, v in fields.items()}
     try:
         twin = object.__new__(type(other))
-        twin.__dict__.update({**fields, **changed})
+        twin.__dict__.update(changed)
     except (TypeError, AttributeError):
         return None
     return twin

@@ -58,17 +58,18 @@ def test_required_comparisons_are_the_unconditional_asserts_at_the_top_of_the_te
     text = ("import pytest\n\n\n@pytest.mark.parametrize('x', [1])\ndef test_a(x):\n    y = x + 1\n"
             "    assert y == 2\n    assert y is not None\n    if y:\n        assert y < 3\n    assert y > 0\n\n\n"
             "@helper\ndef test_b():\n    assert 1 == 1\n\n\n"
-            "class TestC:\n    def test_c(self):\n        assert 1 in [1]\n")
+            "class TestC:\n    def test_c(self):\n        assert 1 in [1]\n\n\ndef test_b():\n    assert 2 == 2\n")
     assert required(text, "tests/t.py::test_a[1]") == [7]
-    assert required(text, "tests/t.py::test_b") == [] and required(text, "tests/t.py::TestC::test_c") == [21]
+    assert required(text, "tests/t.py::test_b") == [25], "the last definition of a name is the test"
+    assert required(text, "tests/t.py::TestC::test_c") == [21]
     assert required("def (", "t.py::x") == [] and required(text, "tests/t.py") == []
 
 
 def test_the_observer_watches_added_lines_and_on_the_base_the_whole_changed_file() -> None:
     change = Change("pkg/m.py", "modified", added_lines=[(3, "x = 1")], new_text="a\nb\nx = 1\n", old_text="a\nb\n")
-    files = ["pkg/m.py", "tests/test_m.py", "tests/data.txt", "conftest.py"]
-    assert observe_spec([change], files, None) == {"lines": {"pkg/m.py": [3]}, "tests": ["tests/test_m.py"]}
-    assert observe_spec([change], files, Path("/base"))["lines"] == {"pkg/m.py": [1, 2, 3]}
+    modules = ["tests/test_m.py", "tests/test_m.py"]
+    assert observe_spec([change], modules, None) == {"lines": {"pkg/m.py": [3]}, "tests": ["tests/test_m.py"]}
+    assert observe_spec([change], modules, Path("/base"))["lines"] == {"pkg/m.py": [1, 2, 3]}
 
 
 def test_an_event_the_base_shows_too_is_a_hint_and_an_ending_needs_the_base_to_end_well(tmp_path: Path) -> None:

@@ -235,3 +235,17 @@ def test_the_dressed_run_looks_like_pytest_and_the_bare_one_like_an_application(
     assert "False, None, False, 'TextIOWrapper', False, False" in bare, bare
     assert "True, 'tests/test_rates.py::test_at_par (call)', True, 'CaptureIO', True, True" in dressed, dressed
     assert "patcher_judge" not in got["output"]
+
+
+def test_a_process_the_test_forks_has_no_say_in_the_record(tmp_path: Path) -> None:
+    """A forked child runs the judge's hooks too (comparisons, observers); what it does is not the run's."""
+    test = ("import os\n\nfrom rates import convert\n\n\ndef test_at_par():\n    pid = os.fork()\n    if pid == 0:\n"
+            "        assert convert(1, 'EUR') == 1.0\n        os._exit(0)\n    os.waitpid(pid, 0)\n"
+            "    assert convert(10, 'CHF') == 10.0\n")
+    fixed = RATES.replace("RATES[code]", "RATES.get(code, 1.0)")
+    repo = make_repo(tmp_path / "repo", {"rates.py": fixed, "tests/test_rates.py": test}, commit=False)
+    got = lj.judge(repo, lj.both_trees("tests/test_rates.py::test_at_par", {"rates.py": RATES}, {"rates.py": [5]},
+                                       ["tests/test_rates.py"], [12]))
+    assert lj.outcomes(got) == {"bare": "passed", "dressed": "passed"}, got
+    assert not any(c["problem"] or _forged(c["records"]) for c in got["contexts"].values()), got
+    assert not any(refuses for _, refuses in lj.observed(got)), got

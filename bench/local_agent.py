@@ -66,7 +66,7 @@ def main() -> None:
     ap.add_argument("names", nargs="*", help="only these examples")
     args = ap.parse_args()
     model = ModelConfig(model=args.model, base_url=args.base_url, api_key=args.api_key, max_tokens=args.max_tokens,
-                        timeout_s=300.0, max_retries=1)
+                        idle_timeout_s=300.0, max_retries=1)
     limits = Limits(max_rounds=args.max_rounds, context_tokens=args.context_tokens, timeout_s=args.timeout)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-local-agent-") as tmp:

@@ -27,12 +27,13 @@ from patcher.agent import (
     task_text,
     verdict_note,
 )
-from patcher.model import LLM, ModelConfig, OpenAIModel
+from patcher.model import LLM, ModelConfig, OpenAIModel, ProgressHook, StreamProgress
 from patcher.prepare import EngineContext, verify_job
 from patcher.race import Side
 from patcher.repair import Suspect, TemplateSearch, coverage_ranking, diff_warnings, search_templates
 from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
+from patcher.trace import Trace
 from patcher.verify import Job, Verification, is_test_or_config
 
 AUTO_LIMIT = 40
@@ -110,6 +111,15 @@ class TemplateEngine:
         return p
 
 
+def _stream_events(trace: Trace) -> ProgressHook:
+    """The trace's `model_stream` events: how a streaming reply is going, about once a second (live pages)."""
+    def emit(p: StreamProgress) -> None:
+        trace.emit("model_stream", chunks=p.chunks, chars=p.chars, seconds=p.seconds, tool_calls=p.tool_calls,
+                   tail=p.tail)
+
+    return emit
+
+
 @dataclass(frozen=True)
 class AgentEngine:
     limits: Limits
@@ -126,7 +136,8 @@ class AgentEngine:
 
     def _propose(self, job: Job, run: EngineContext, prior: Proposal | None) -> Proposal:
         with contextlib.ExitStack() as own:
-            llm = self.llm or own.enter_context(OpenAIModel(self.model or ModelConfig.from_env()))
+            llm = self.llm or own.enter_context(OpenAIModel(self.model or ModelConfig.from_env(),
+                                                            on_progress=_stream_events(run.trace)))
             run.progress("agent at work in the sandbox")
             suspects = prior.search.suspects if prior and prior.search else _localize(job)
             run.stopper.check()

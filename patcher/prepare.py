@@ -20,7 +20,7 @@ from patcher.review import base_provenance, with_result
 from patcher.sandbox import BoxPool, DockerBoxes, docker_client, reap, require_image
 from patcher.stopper import Stopper
 from patcher.trace import Redactor, Trace
-from patcher.verify import Baseline, Job, TestRun, Verification, run_baseline, verify
+from patcher.verify import Baseline, Job, TestRun, Verification, not_reproduced, run_baseline, verify, why_not_run
 
 Progress = Callable[[str], None]
 
@@ -57,7 +57,7 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     test_command, cfg, suite_command = settings.test_command, settings.sandbox, settings.suite_command
     trace, progress, stopper = ctx.trace, ctx.progress, ctx.stopper
     if parsed is not None:
-        parsed = map_frames(parsed, staged.files)
+        parsed = map_frames(parsed, staged.files, staged.path)
     repro = reproduction_command(parsed, test_command, staged.files) if parsed else test_command
     exc_type = parsed.exception.type if parsed and parsed.exception else None
     site = crash_site(parsed) if parsed else None
@@ -89,12 +89,13 @@ def _unusable(trace: Trace, job: Job, base: Baseline) -> JobResult | None:
     before = base.repro.outcome if base.repro else "not_run"
     empty = empty_verification(job.repro, before, job.suite_command)
     if job.repro and not base.reproduced:
-        return finish(trace, job.staged, "not_reproduced", _why_not_reproduced(base, job.repro, job.exc_type),
-                      verification=empty)
+        message = not_reproduced(base.repro, job.repro, job.exc_type, job.site, job.staged.files)
+        return finish(trace, job.staged, "not_reproduced", message, verification=empty)
     if not base.suite_usable:
+        why = why_not_run(base.suite, job.staged.files)
         return finish(trace, job.staged, "tests_failed", f"the test suite `{job.suite_command}` gave no usable "
-                      "result on the base code, so no fix could be checked for regressions; pass a suite that runs",
-                      verification=empty)
+                      "result on the base code, so no fix could be checked for regressions"
+                      + (f": {why}" if why else "; pass a suite that runs"), verification=empty)
     return None
 
 
@@ -122,14 +123,6 @@ def open_trace(trace_dir: Path | None, kind: str, redactor: Redactor | None = No
     run_id = time.strftime(f"%Y%m%d-%H%M%S-{kind}") + secrets.token_hex(3)
     return Trace((trace_dir or patcher_home() / "runs") / f"{run_id}.jsonl", run_id, redactor or Redactor([]),
                  on_event)
-
-
-def _why_not_reproduced(base: Baseline, repro: str, exc_type: str | None) -> str:
-    if base.repro is None or base.repro.outcome != "failed":
-        outcome = base.repro.outcome if base.repro else "not_run"
-        return f"`{repro}` did not fail on the base code (outcome: {outcome}); the crash does not reproduce"
-    return (f"`{repro}` failed on the base code, but not with {exc_type} raised through the crash site; "
-            "the crash does not reproduce")
 
 
 def settings_for(trace: Trace, staged: StagedRepo, test: str | None, suite: str | None, setup: str | None,

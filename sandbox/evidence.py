@@ -19,6 +19,7 @@ HARNESS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness"
 MAX_EVIDENCE_BYTES = 8 * 1024 * 1024
 PLUGIN = "patcher_evidence"
 UNITTEST_RUNNER = "patcher_unittest"
+SCRIPT_RUNNER = "patcher_runner"
 
 
 class Evidence:
@@ -76,7 +77,10 @@ class Evidence:
 
 
 def harness_argv(argv: list[str]) -> list[str]:
-    """`python -m unittest …` becomes the harness runner; pytest gets the plugin from PYTEST_ADDOPTS."""
+    """`python -m unittest …` becomes the harness runner; pytest gets the plugin from PYTEST_ADDOPTS; a project's
+    own runner (`python manage.py test …`, `python -m pkg.runtests …`) runs under the script harness."""
     if argv[1:3] == ["-m", "unittest"]:
         return [argv[0], "-m", UNITTEST_RUNNER, *argv[3:]]
-    return argv
+    if argv[1:3] == ["-m", "pytest"] or argv[:1] == ["pytest"] or argv[1:2] == ["-c"] or len(argv) < 2:
+        return argv
+    return [argv[0], "-m", SCRIPT_RUNNER, *argv[1:]]

@@ -1,6 +1,6 @@
 """What the agent is told: the traceback, the repo frames with their code (the crash site's whole function when
-short), the lines test coverage points to with a few lines around each, and how the crash reproduces; and the
-briefing the loop's notes repeat from it."""
+short) and the local variables the crash report carried, the lines test coverage points to with a few lines
+around each, and how the crash reproduces; and the briefing the loop's notes repeat from it."""
 
 from __future__ import annotations
 
@@ -23,16 +23,26 @@ CODE_SHARE = 6
 """The code excerpts take at most 1/CODE_SHARE of the context budget (the task is pinned: never trimmed)."""
 MAX_CODE_CHARS = 12_000
 FAILING_TAIL_LINES = 15
+MAX_LOCALS = 16
+"""Local variables shown per frame (a crash report's, e.g. from crash intake)."""
 
 
 def reproduction_command(parsed: ParsedTraceback, test_command: str | None, repo_files: list[str]) -> str | None:
-    """--test, else the failing test a pytest traceback names (if its file is in the repo), else None."""
+    """--test, else the failing test a pytest traceback names (if its file is in the repo), else the last one a
+    unittest report names (`mod.Case.test_x`, its module a repo file): run by Django's `manage.py test` when
+    the repository has one at its root, else by `python -m unittest`; else None."""
     if test_command:
         return test_command
     files = set(repo_files)
     for node in parsed.failing_tests:
         if node.split("::", 1)[0] in files:
             return f"python -m pytest -q {shlex.quote(node)}"
+    for test in reversed([t for t in parsed.failing_tests if "::" not in t]):
+        parts = test.split(".")
+        modules = ("/".join(parts[:n]) for n in range(1, len(parts)))
+        if any(f"{m}.py" in files or f"{m}/__init__.py" in files for m in modules):
+            runner = "python manage.py test" if "manage.py" in files else "python -m unittest"
+            return f"{runner} {shlex.quote(test)}"
     return None
 
 
@@ -49,7 +59,8 @@ def task_text(job: Job, suspects: Sequence[Suspect] = (), context_tokens: int = 
     ranked = [{"path": x.path, "line": x.line, "score": f"{x.score:.2f}", "code": code.line(x.path, x.line),
                "context": code.around(x.path, x.line, SUSPECT_LINES)} for x in suspects[:MAX_SUSPECTS]]
     shown = [{"path": f.repo_path, "line": f.line, "function": f.function or "?",
-              "context": crash if i == 0 else code.around(f.repo_path or "", f.line, CONTEXT_LINES)}
+              "context": crash if i == 0 else code.around(f.repo_path or "", f.line, CONTEXT_LINES),
+              "locals": [(name, redact(value)) for name, value in f.locals[:MAX_LOCALS]]}
              for i, f in enumerate(frames)]
     exc = parsed.exception
     tb = traceback if len(traceback) <= MAX_TRACEBACK_CHARS else "[…]\n" + traceback[-MAX_TRACEBACK_CHARS:]

@@ -5,9 +5,12 @@ repo's files, and the repo's own `[tool.patcher]` settings read from the base tr
 
 from patcher.intake.access import GitAccess
 from patcher.intake.clone import CloneLimits
+from patcher.intake.credhelper import private_text
+from patcher.intake.framenames import read_repo_text
 from patcher.intake.frames import CrashSite, crash_site, innermost_repo_frames, map_frames
 from patcher.intake.gitview import find_toplevel, git_dirs
 from patcher.intake.hostgit import GitFailed, host_git, open_repo
+from patcher.intake.remote import fetch_commit, push_branch, remote_branch
 from patcher.intake.repo import StagedRepo, stage_repo
 from patcher.intake.repoconfig import Effective, effective
 from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback, parse_traceback
@@ -24,6 +27,7 @@ __all__ = [
     "StagedRepo",
     "crash_site",
     "effective",
+    "fetch_commit",
     "find_toplevel",
     "git_dirs",
     "host_git",
@@ -31,5 +35,9 @@ __all__ = [
     "map_frames",
     "open_repo",
     "parse_traceback",
+    "private_text",
+    "push_branch",
+    "read_repo_text",
+    "remote_branch",
     "stage_repo",
 ]

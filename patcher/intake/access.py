@@ -98,14 +98,14 @@ class GitAccess(BaseModel):
             env["GIT_SSH_COMMAND"] = shlex.join(ssh)
         return Session(settings=settings, env=env)
 
-    def refused(self, url: str, said: str) -> BadInput | None:
+    def refused(self, url: str, said: str, doing: str = "clone") -> BadInput | None:
         """The error for a remote that refused access (None when `said` is some other failure)."""
         if not any(marker in said.lower() for marker in AUTH_FAILED):
             return None
         if is_ssh(url):
             where = "PATCHER_GIT_SSH_KEY and PATCHER_GIT_KNOWN_HOSTS" if self.ssh_key else \
                 "no ssh key is configured: set PATCHER_GIT_SSH_KEY and PATCHER_GIT_KNOWN_HOSTS"
-            return BadInput(f"cannot clone {url}: the ssh remote refused access ({said}); check {where}")
+            return BadInput(f"cannot {doing} {url}: the ssh remote refused access ({said}); check {where}")
         origin = origin_of(url)
         try:
             tokens = self.tokens()
@@ -113,7 +113,7 @@ class GitAccess(BaseModel):
             tokens = {}
         where = f"the token for {origin} in PATCHER_GIT_TOKENS_FILE" if origin in tokens else \
             f"no token for {origin} is configured: add one to PATCHER_GIT_TOKENS_FILE"
-        return BadInput(f"cannot clone {url}: {origin} refused access ({said}); check {where}")
+        return BadInput(f"cannot {doing} {url}: {origin} refused access ({said}); check {where}")
 
     def redact(self, text: str) -> str:
         for secret in sorted(self.secrets(), key=len, reverse=True):

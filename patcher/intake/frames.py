@@ -1,11 +1,14 @@
-"""Tie a traceback's frames to repository files by the longest matching path suffix."""
+"""Tie a traceback's frames to repository files by the longest matching path suffix; name from the repo's
+source the functions the traceback did not print (intake/framenames.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 from dataclasses import replace
+from pathlib import Path
 
+from patcher.intake.framenames import INLINED, read_repo_text, source_function
 from patcher.intake.tbtext import common_length
 from patcher.intake.traceback import Frame, ParsedTraceback
 
@@ -34,14 +37,25 @@ def map_path(file: str, repo_files: Iterable[str]) -> str | None:
     return min((p for k, p in scored if k == best), key=lambda p: (len(p), p))
 
 
-def map_frames(parsed: ParsedTraceback, repo_files: Iterable[str]) -> ParsedTraceback:
-    """Set repo_path, and external=False where found, on every frame (the rule: `map_path`)."""
+def map_frames(parsed: ParsedTraceback, repo_files: Iterable[str], root: Path | None = None) -> ParsedTraceback:
+    """Set repo_path, and external=False where found, on every frame (the rule: `map_path`); with the
+    repository's `root`, a repo frame whose function the traceback left unknown is named from its source."""
     files = list(repo_files)
     every = [*parsed.frames, *(f for frames, _ in parsed.chain for f in frames)]
     found = {f.file: map_path(f.file, files) for f in every}
+    texts: dict[str, str | None] = {}
+
+    def named(f: Frame, path: str | None) -> str:
+        if f.function or f.function_printed or path is None or root is None:
+            return f.function
+        if path not in texts:
+            texts[path] = read_repo_text(root, path)
+        text = texts[path]
+        return source_function(text, f.line) if text is not None else ""
 
     def mapped(frames: list[Frame]) -> list[Frame]:
-        return [replace(f, repo_path=found.get(f.file), external=found.get(f.file) is None) for f in frames]
+        return [replace(f, repo_path=(p := found.get(f.file)), external=p is None, function=named(f, p))
+                for f in frames]
 
     chain = [(mapped(frames), exc) for frames, exc in parsed.chain]
     return replace(parsed, frames=mapped(parsed.frames), chain=chain)
@@ -64,8 +78,15 @@ CrashSite = tuple[str, str]
 
 
 def crash_site(parsed: ParsedTraceback) -> CrashSite | None:
-    """(repo path, function) of the innermost repository frame: where a reproduction must pass through."""
+    """(repo path, function) of the innermost repository frame: where a reproduction must pass through.
+
+    A comprehension's own frame (Python 3.11 and older) gives way to the function around it, which runs
+    the comprehension on every version."""
     inside = innermost_repo_frames(parsed)
-    if not inside or not inside[0].repo_path:
+    path = inside[0].repo_path if inside else None
+    if not path:
         return None
-    return inside[0].repo_path, inside[0].function
+    if inside[0].function in INLINED:
+        around = (f.function for f in inside[1:] if f.repo_path == path and f.function not in INLINED)
+        return path, next(around, "")
+    return path, inside[0].function

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from patcher.config import DEFAULT_SUITE, SandboxConfig
 from patcher.errors import BadInput
+from patcher.intake.runners import declared_prefixes, suite_for
 
 """The pass-to-pass suite when neither a flag nor the repository names one."""
 MAX_PYPROJECT_BYTES = 1_000_000
@@ -72,11 +73,13 @@ def effective(tree: Path, test_command: str | None, suite_command: str | None, s
     sources = {name: "flag" if flag else "pyproject" if value else "default"
                for name, flag, value in (("test", test_command, table.test), ("suite", suite_command, table.suite),
                                          ("setup", setup, table.setup))}
-    extra = [_prefix(entry) for entry in table.allowlist]
+    test = test_command or table.test
+    suite = suite_command or table.suite or suite_for(test, tree) or DEFAULT_SUITE  # intake/runners.py
+    extra = [_prefix(entry) for entry in table.allowlist] + declared_prefixes(tree, [test, suite])
+    extra = [p for n, p in enumerate(extra) if p not in extra[:n] and p not in sandbox.allowlist]
     if extra:
         sandbox = sandbox.model_copy(update={"allowlist": [*sandbox.allowlist, *extra]})
-    return Effective(test_command or table.test, suite_command or table.suite or DEFAULT_SUITE,
-                     setup or table.setup, sandbox, sources)
+    return Effective(test, suite, setup or table.setup, sandbox, sources)
 
 
 def _prefix(entry: str) -> list[str]:

@@ -10,7 +10,12 @@ carets) and pytest output (`--tb=long|short|native`, summary lines), bare or ins
   lines without it (other services, other loggers) are dropped.
 - Message: the exception line and what follows it up to a blank line, a log record, a line with another
   log prefix or another traceback structure (at most 20 lines). pytest's `E   assert …` means AssertionError.
-- A frame with no function in view (SyntaxError layout, a pytest long entry without `def`) has "".
+- A frame's function is its code's `co_name`, as the harness reports it: printed (`in NAME`; a qualified
+  name is cut to its last part), or read from pytest's printed source (intake/framenames.py); "" when
+  nothing tells (SyntaxError layout, `--tb=line`), and then `function_printed` is False.
+- Local variables printed under a frame's source line (`    name = value`, the layout of
+  `traceback.TracebackException(capture_locals=True)`, which crash intake writes) become the frame's `locals`:
+  text to read, never evaluated.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from patcher.errors import BadInput
+from patcher.intake.framenames import printed_function
 from patcher.intake.tbtext import HEADER, indent, normalize
 
 NO_TRACEBACK = (
@@ -44,8 +50,11 @@ _E_LINE = re.compile(r"E(?: (?P<text>.*))?$")
 _SUMMARY = re.compile(r"(?:SUB)?(?:FAILED|ERROR)(?:\(.*\))? "  # pytest 9 subtests: SUBFAILED(params) node
                       r"(?P<node>[^\s:]+\.py(?:::[^\s:\[]+)*(?:\[[^\]]*\])?)(?: - (?P<msg>.*))?\s*$")
 _PROGRESS = re.compile(r"(?P<node>\S+?\.py::\S+) (?:FAILED|ERROR)\b")
+_UNITTEST = re.compile(r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): (?P<name>\w+) \((?P<where>[A-Za-z_][\w.]*)\)")
 _LOG_RECORD = re.compile(r"\[?\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
-_DEF = re.compile(r"\s*(?:async\s+)?def\s+(?P<name>\w+)")
+_QUALIFIED = re.compile(r"[\w.<>]+\.(?P<name><?\w+>?)")
+_LOCAL = re.compile(r"\s+(?P<name>[A-Za-z_]\w*) = (?P<value>.*\S)\s*$")
+MAX_LOCALS = 50
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,10 @@ class Frame:
     source: str | None
     repo_path: str | None = None
     external: bool = True
+    function_printed: bool = True
+    """False when the traceback did not name the function: read from pytest's printed source, or unknown."""
+    locals: tuple[tuple[str, str], ...] = ()
+    """(name, value text) of the frame's local variables when the report carried them."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,7 @@ class _Parser:
         self.tb: _Tb | None = None
         self.pending: list[str] = []  # pytest --tb=long lines since the last frame
         self.source_for: int | None = None  # indentation of a frame line whose source comes next
+        self.locals_for: int | None = None  # indentation of the frame line whose variables may follow
         self.in_message = self.in_pytest = self.skipping = self.pytest_seen = False
         self.failing: list[str] = []
         self.summary_exc: ExceptionInfo | None = None
@@ -135,7 +149,7 @@ class _Parser:
         elif not self.skipping and not self._structure(line, depth):
             self._content(line, prefix)
             return
-        self.in_message, self.source_for = False, None
+        self.in_message, self.source_for, self.locals_for = False, None, None
 
     def _structure(self, line: str, depth: int) -> bool:
         if _SEPARATOR.match(line):
@@ -146,6 +160,10 @@ class _Parser:
                 self.failing.append(m["node"])
             msg = m.groupdict().get("msg")
             self.summary_exc = (msg and _summary_exception(msg)) or self.summary_exc
+        elif (m := _UNITTEST.match(line)) and not m["where"].startswith("unittest."):
+            where = m["where"]  # `mod.Case.test_x` since Python 3.11; `mod.Case` before
+            test = where if where.endswith("." + m["name"]) else f"{where}.{m['name']}"
+            self.failing += [test] if test not in self.failing else []
         elif HEADER.match(line):
             if self.tb is None or not self.tb.empty():
                 self._finish(_Tb(), new_section=self.tb is None or depth == 0)
@@ -170,15 +188,26 @@ class _Parser:
                 source = line.strip()
                 frames = self._tb().frames
                 frames[-1] = replace(frames[-1], source=None if source == "???" else source)
+                self.locals_for = expected
                 return
         if not line.strip() or _NOISE.match(line):
             return
+        if self.locals_for is not None and (m := _LOCAL.match(line)) and indent(line) > self.locals_for:
+            frames = self._tb().frames
+            if len(frames[-1].locals) < MAX_LOCALS:
+                frames[-1] = replace(frames[-1], locals=(*frames[-1].locals, (m["name"], m["value"])))
+            return
+        self.locals_for = None
         if m := _FILE.match(line):
             if self.tb is None or self.tb.exc_type or self.tb.e_lines:
                 self._finish(_Tb(), new_section=True)
-            self._add_frame(m["file"], m["line"], m["func"] or "", None, wait=indent(line))
+            func = m["func"] or ""
+            self._add_frame(m["file"], m["line"], q["name"] if (q := _QUALIFIED.fullmatch(func)) else func, None,
+                            wait=indent(line), printed=bool(func))
             self._tb().cpython = True
         elif (m := _E_LINE.match(line)) and self._pytest_context():
+            if self.tb and self.tb.location_type:  # --tb=line: the last failure's location closed it
+                self._finish(_Tb(), new_section=True)
             self._tb().e_lines.append(m["text"] or "")
         elif (m := _LOCATION.match(line)) and (self._pytest_context() or (m["rest"] or "").startswith("in ")):
             self._location(m["file"], m["line"], m["rest"] or "")
@@ -196,8 +225,8 @@ class _Parser:
         else:
             at = next((i for i, p in enumerate(self.pending) if p.startswith(">")), None)
             source = self.pending[at][1:].strip() if at is not None else "???"
-            defs = [m["name"] for p in self.pending[:at] if (m := _DEF.match(p))]
-            self._add_frame(file, line, defs[-1] if defs else "", None if source == "???" else source, None)
+            function = printed_function(self.pending, at) if at is not None else ""
+            self._add_frame(file, line, function, None if source == "???" else source, None, printed=False)
             if rest.strip():
                 self._tb().location_type = rest.split(":")[0].strip()
         self.pending = []
@@ -212,8 +241,10 @@ class _Parser:
         assert self.tb is not None
         return self.tb
 
-    def _add_frame(self, file: str, line: str, func: str, source: str | None, wait: int | None) -> None:
-        self._tb().frames.append(Frame(file=file, line=int(line), function=func, source=source))
+    def _add_frame(self, file: str, line: str, func: str, source: str | None, wait: int | None,
+                   printed: bool = True) -> None:
+        frame = Frame(file=file, line=int(line), function=func, source=source, function_printed=printed)
+        self._tb().frames.append(frame)
         self.source_for = wait
 
     def _finish(self, then: _Tb | None, new_section: bool) -> None:

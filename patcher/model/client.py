@@ -1,11 +1,16 @@
 """The model seam: the `LLM` Protocol, an OpenAI-compatible client, and how a reply is classified.
 
 `complete()` asks once (retrying transient failures) and classifies the answer. It never runs tools and
-never decides what a stop means for the job; the loop does. Failures end the job:
+never decides what a stop means for the job; the loop does. Replies are streamed (model/stream.py), so a
+slow server is judged by the silence between chunks (`idle_timeout_s`) and by a ceiling on the whole reply
+(`reply_timeout_s`), never by one deadline on the whole request. A request the server may still be
+answering is never sent again: retried are only failures before the server had it (connection refused or
+reset, a connect timeout) and answers that say to retry (429, 5xx). Failures end the job:
 
-    4xx other than 429                      -> ModelError at once (status + the server's message)
-    429, 5xx or timeouts, retries exhausted -> ModelError
-    cannot connect, retries exhausted       -> ModelUnreachable (exit 3), naming the base URL
+    4xx other than 429                          -> ModelError at once (status + the server's message)
+    429, 5xx, retries exhausted                 -> ModelError
+    a deadline passed (idle or reply)           -> ModelError at once, naming the deadline and its setting
+    cannot connect, retries exhausted           -> ModelUnreachable (exit 3), naming the base URL
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from patcher.errors import ModelError, ModelUnreachable
 from patcher.model.config import ModelConfig
+from patcher.model.stream import ProgressHook, read_stream
 
 T = TypeVar("T")
 Stop = Literal["finished", "wants_tool", "cut_off", "blocked", "unknown"]
@@ -118,12 +124,17 @@ class OpenAIModel:
 
     provider = "openai"
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, on_progress: ProgressHook | None = None) -> None:
         self.config = config
+        self.on_progress = on_progress
+        """Told how a streamed reply is going, about once a second (the trace's `model_stream` events)."""
         key = config.api_key.get_secret_value() if config.api_key else "unused"
-        self._client = openai.OpenAI(api_key=key, base_url=config.base_url, timeout=config.timeout_s,
-                                     max_retries=0)
+        idle = config.idle_timeout_s
+        timeout = openai.Timeout(idle) if config.stream else openai.Timeout(config.reply_timeout_s, connect=idle)
+        self._client = openai.OpenAI(api_key=key, base_url=config.base_url, timeout=timeout, max_retries=0)
         self._missing_ids = itertools.count(1)
+        self._usage_option = True
+        """Whether to ask for usage in the stream (`stream_options`); off once the server refuses the option."""
 
     @property
     def model_name(self) -> str:
@@ -148,9 +159,24 @@ class OpenAIModel:
         if tools:
             kwargs |= {"tools": tools, "tool_choice": "auto"}
         started = time.monotonic()
-        response, attempts = self._call(lambda: self._client.chat.completions.create(**kwargs))
+        response, attempts = self._call(lambda: self._ask(kwargs))
         return self._reply(response, messages, tools, round((time.monotonic() - started) * 1000, 2),
                            attempts)
+
+    def _ask(self, kwargs: dict[str, Any]) -> ChatCompletion:
+        cfg, started = self.config, time.monotonic()
+        if not cfg.stream:
+            return self._client.chat.completions.create(**kwargs)
+        usage = {"stream_options": {"include_usage": True}} if self._usage_option else {}
+        try:
+            stream = self._client.chat.completions.create(**kwargs, stream=True, **usage)  # type: ignore[call-overload]
+        except openai.BadRequestError as e:
+            if not usage or "stream_options" not in str(e):
+                raise
+            self._usage_option = False  # an older server: usage is estimated from then on
+            stream = self._client.chat.completions.create(**kwargs, stream=True)
+        return read_stream(stream, started, cfg.idle_timeout_s, cfg.reply_timeout_s, self.on_progress,
+                           self.base_url)
 
     def list_models(self) -> list[str]:
         """Model ids the endpoint serves (for `patcher doctor`); same retries and errors as complete()."""
@@ -182,8 +208,15 @@ class OpenAIModel:
             raise ModelError(f"model endpoint answered HTTP {e.status_code} after {attempts} attempt(s): "
                              f"{_server_message(e)}") from e
         except openai.APITimeoutError as e:
-            raise ModelError(f"model endpoint {self.base_url} did not answer within {cfg.timeout_s:g}s "
-                             f"({attempts} attempt(s))") from e
+            if _before_the_request(e):
+                raise ModelUnreachable(f"cannot reach the model endpoint at {self.base_url} within "
+                                       f"{cfg.idle_timeout_s:g}s ({attempts} attempt(s))") from e
+            if cfg.stream:
+                raise ModelError(f"model endpoint {self.base_url} took the request but sent nothing for "
+                                 f"{cfg.idle_timeout_s:g}s (the idle deadline, PATCHER_MODEL_IDLE_TIMEOUT_S); "
+                                 "not sent again, since it may still be answering") from e
+            raise ModelError(f"model endpoint {self.base_url} did not answer within {cfg.reply_timeout_s:g}s "
+                             "(the reply deadline, PATCHER_MODEL_REPLY_TIMEOUT_S; streaming is off)") from e
         except openai.APIConnectionError as e:
             cause = _one_line(str(e.__cause__ or e))
             raise ModelUnreachable(f"cannot reach the model endpoint at {self.base_url} "
@@ -240,8 +273,16 @@ def _text(content: Any) -> str | None:
     return str(content)
 
 
+def _before_the_request(error: openai.APITimeoutError) -> bool:
+    """A timeout before the server had the whole request (connecting, or sending it); by the name of the HTTP
+    library's exception, since the client's library is its own (httpx or a fork)."""
+    return type(error.__cause__).__name__ in ("ConnectTimeout", "PoolTimeout", "WriteTimeout")
+
+
 def _retryable(error: BaseException) -> bool:
-    if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(error, openai.APITimeoutError):  # waiting for the answer: the server may be generating it
+        return _before_the_request(error)
+    if isinstance(error, openai.APIConnectionError):  # refused or reset before any byte of an answer
         return True
     if isinstance(error, openai.RateLimitError):
         return error.code != "insufficient_quota"  # out of credit: waiting will not help

@@ -38,10 +38,17 @@ class ModelConfig(BaseModel):
     """Cap on the tokens of one reply."""
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     """Request field that carries max_tokens (newer OpenAI models accept only the second)."""
-    timeout_s: float = Field(default=60.0, gt=0)
-    """Deadline of one HTTP attempt."""
+    idle_timeout_s: float = Field(default=120.0, gt=0)
+    """Longest silence while connecting, before the first byte of the answer (a local model on a CPU reads
+    the whole prompt first) and between two chunks of a streamed reply (env PATCHER_MODEL_IDLE_TIMEOUT_S)."""
+    reply_timeout_s: float = Field(default=900.0, gt=0)
+    """Ceiling on one whole reply, however steadily it streams (env PATCHER_MODEL_REPLY_TIMEOUT_S)."""
+    stream: bool = True
+    """Stream replies (env PATCHER_MODEL_STREAM=0 for a server that cannot; then the reply deadline is the
+    whole request's)."""
     max_retries: int = Field(default=4, ge=0)
-    """Retries after the first attempt, on 429, 5xx, timeouts and connection errors."""
+    """Retries after the first attempt: on 429, 5xx, and connections that failed before the server had the
+    request; never after a deadline passed while it was answering."""
     retry_initial_s: float = Field(default=1.0, ge=0)
     """First backoff delay; it doubles each retry, plus up to as much again of jitter."""
     retry_max_s: float = Field(default=20.0, ge=0)
@@ -68,22 +75,26 @@ class ModelConfig(BaseModel):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ModelConfig:
-        """Settings from PATCHER_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY; overrides that are not None win.
+        """Settings from PATCHER_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, PATCHER_MODEL_IDLE_TIMEOUT_S,
+        PATCHER_MODEL_REPLY_TIMEOUT_S and PATCHER_MODEL_STREAM; overrides that are not None win.
 
         Raises BadInput with one line saying what is wrong.
         """
         env = os.environ if env is None else env
-        names = {"model": "PATCHER_MODEL", "base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY"}
+        names = {"model": "PATCHER_MODEL", "base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY",
+                 "idle_timeout_s": "PATCHER_MODEL_IDLE_TIMEOUT_S", "reply_timeout_s": "PATCHER_MODEL_REPLY_TIMEOUT_S",
+                 "stream": "PATCHER_MODEL_STREAM"}
         values: dict[str, Any] = {field: env.get(var) for field, var in names.items()}
         values = {k: v for k, v in values.items() if v} | {k: v for k, v in overrides.items() if v is not None}
         try:
             return cls(**values)
         except ValidationError as e:
-            problems = "; ".join(_describe(err) for err in e.errors())
+            problems = "; ".join(_describe(err, names) for err in e.errors())
             raise BadInput(f"model settings: {problems}") from e
 
 
-def _describe(err: Any) -> str:
+def _describe(err: Any, names: Mapping[str, str]) -> str:
     where = ".".join(str(p) for p in err["loc"])
+    where = names.get(where, where)
     msg = str(err["msg"]).removeprefix("Value error, ")
     return f"{where}: {msg}" if where else msg

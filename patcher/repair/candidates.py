@@ -4,9 +4,11 @@
 frame the failing line, then its neighbours (±1, ±2, inside the same function); on each line every
 template in `TEMPLATES` order. When the innermost repo frame is a test (an assertion failed there),
 the bodies of the repo functions called on its failing line come next, then the top lines of a coverage
-ranking (`suspects`, patcher/repair/localize.py) when there is one. With a ranking, candidates are then sorted
-by the line's score × the template's prior (its place in `TEMPLATES`), ties by the line's place in the
-ranking. Each candidate is a git-style diff against the file as it is in `repo`; one whose result does
+ranking (`suspects`, patcher/repair/localize.py) when there is one. The failing line's sources
+(repair/dataflow.py) come in the order it reads their names, those a crash report's local variables show
+holding the bad value first (repair/evidence.py). With a ranking, candidates are then sorted by the line's
+score × the template's prior (its place in `TEMPLATES`), ties by the line's place in the ranking. Each
+candidate is a git-style diff against the file as it is in `repo`; one whose result does
 not compile, that repeats an earlier result, that would edit a test file, that silences the reported
 exception (deletes or weakens the raise it came from, or catches and discards it: repair/suppress.py)
 or that makes a branch dead (repair/dead.py) is dropped. One that turns the raise's guard into its
@@ -29,6 +31,7 @@ from patcher.intake import ExceptionInfo, Frame, ParsedTraceback, map_frames
 from patcher.repair.dataflow import feeding_lines
 from patcher.repair.dead import makes_dead_branch
 from patcher.repair.edits import git_diff
+from patcher.repair.evidence import suspicious_names
 from patcher.repair.found import Candidate, Stats
 from patcher.repair.guards import bounds_guard, unbound_init, wrong_key
 from patcher.repair.names import wrong_name
@@ -182,10 +185,11 @@ def _last_at_the_end(stream: Iterator[Candidate]) -> Iterator[Candidate]:
 
 def _crash_lines(parsed: ParsedTraceback, view: RepoView) -> tuple[str, list[int]] | None:
     """The line that raised (innermost repo frame outside the tests) and the lines that feed it."""
-    frames, _ = _repo_frames(parsed)
+    frames, exc = _repo_frames(parsed)
     if frames and frames[0].repo_path and not is_test_or_config(frames[0].repo_path):
         src = view.source(frames[0].repo_path)
-        return frames[0].repo_path, [frames[0].line, *(feeding_lines(src, frames[0].line) if src else [])]
+        first = suspicious_names(frames[0].locals, exc)
+        return frames[0].repo_path, [frames[0].line, *(feeding_lines(src, frames[0].line, first) if src else [])]
     return None
 
 
@@ -246,7 +250,7 @@ def _sites(view: RepoView, parsed: ParsedTraceback, stats: Stats, suspects: Sequ
         stats.frames += 1
         func = innermost(src.tree, frame.line, ast.FunctionDef | ast.AsyncFunctionDef)
         lo, hi = (func.lineno, func.end_lineno or func.lineno) if func else (1, src.line_count)  # type: ignore[attr-defined]
-        feeding = feeding_lines(src, frame.line) if n == 0 else []
+        feeding = feeding_lines(src, frame.line, suspicious_names(frame.locals, exc)) if n == 0 else []
         for line in (frame.line, *feeding, *(frame.line + d for d in NEIGHBOURS[1:])):
             if lo <= line <= hi and (src.path, line) not in done:
                 done.add((src.path, line))

@@ -10,6 +10,7 @@ only: an assignment inside a branch or loop before the line counts as a possible
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 
 from patcher.repair.edits import Source
 from patcher.repair.site import Func, innermost
@@ -20,9 +21,10 @@ DEPTH = 2
 """Assignments followed back from the line (its sources, then theirs)."""
 
 
-def feeding_lines(src: Source, line: int) -> list[int]:
+def feeding_lines(src: Source, line: int, first: Collection[str] = ()) -> list[int]:
     """Lines whose statements assign values the statement at `line` reads: its own sources (the latest
-    assignment of each name it reads, in the order it reads them), then theirs."""
+    assignment of each name it reads, in the order it reads them, the names in `first` before the others),
+    then theirs."""
     func = innermost(src.tree, line, Func)
     stmt = innermost(src.tree, line, ast.stmt)
     if func is None or not isinstance(stmt, ast.stmt) or stmt is func:
@@ -30,7 +32,8 @@ def feeding_lines(src: Source, line: int) -> list[int]:
     before = sorted((s for s in ast.walk(func) if isinstance(s, ast.stmt) and s is not func
                      and (s.end_lineno or s.lineno) < stmt.lineno), key=lambda s: s.lineno)[-WINDOW:]
     found: list[int] = []
-    todo: list[tuple[list[str], int]] = [(_reads(stmt), 0)]
+    reads = _reads(stmt)
+    todo: list[tuple[list[str], int]] = [([n for n in reads if n in first] + [n for n in reads if n not in first], 0)]
     seen: set[int] = set()
     while todo:
         names, depth = todo.pop(0)

@@ -9,14 +9,13 @@ from __future__ import annotations
 import ast
 import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import UnionType
 
-from patcher.intake import ExceptionInfo
+from patcher.intake import ExceptionInfo, read_repo_text
 from patcher.repair.edits import Edit, Source
 from patcher.verify import is_test_or_config
 
@@ -57,29 +56,8 @@ class RepoView:
     def text(self, rel: str) -> str | None:
         """The file's text if it is a regular UTF-8 file under the size cap reached through no symlink."""
         if rel not in self._texts:
-            self._texts[rel] = self._read(rel)
+            self._texts[rel] = read_repo_text(self.root, rel, MAX_FILE_BYTES)
         return self._texts[rel]
-
-    def _read(self, rel: str) -> str | None:
-        parts = rel.split("/")
-        if not rel or any(p in ("", ".", "..") for p in parts):
-            return None
-        path = self.root
-        for part in parts:
-            path = path / part
-            try:
-                info = os.lstat(path)
-            except OSError:
-                return None
-            if stat.S_ISLNK(info.st_mode):
-                return None
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            return None
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
-        return None if text.startswith("\ufeff") else text
 
     def defs(self, name: str, first: Source | None = None) -> Iterator[tuple[Source, Func]]:
         """Functions and methods called `name`: in `first` (the frame's own file), then other repo modules."""

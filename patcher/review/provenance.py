@@ -5,9 +5,9 @@ files as staged, uncommitted changes included) and `result_tree` the tree after 
 it. A gate then needs no byte-identical diff: the base commit of a pull request must have `tree` and its
 head `result_tree` (diff text differs between git versions and repositories, e.g. in `index` lines).
 Also recorded: where the repository came from, the source commit and whether the work tree was dirty,
-the reproduction command and where it came from (`user`: --test; `pytest_traceback`: the failing test
-the traceback names; `agent`: a test the diff adds), the suite command, the image the boxes ran (tag
-and image id) and the patcher version.
+the reproduction command and where it came from (`user`: --test; `pytest_traceback` or
+`unittest_traceback`: the failing test the traceback names; `agent`: a test the diff adds), the suite
+command, the image the boxes ran (tag and image id) and the patcher version.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from patcher.verify import Job
 def base_provenance(job: Job, repo: str, ref: str | None, user_test: str | None) -> dict[str, Any]:
     """What the job was proved on: `repo` and `ref` as the user named them, `user_test` their --test."""
     staged, repro, image = job.staged, job.repro, job.image
-    source = "user" if user_test else "pytest_traceback" if repro else "agent"
+    from_tb = "pytest_traceback" if repro and "pytest" in repro.split()[:3] else "unittest_traceback"
+    source = "user" if user_test else from_tb if repro else "agent"
     try:
         image_id = job.client.images.get(image).id if job.client else None
     except docker.errors.DockerException:

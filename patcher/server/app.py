@@ -12,7 +12,11 @@ cookie, pages.py); /openapi.json, /docs and /static/style.css show none and need
                                                              the submitter cannot approve)
     GET  /v1/jobs/{id}/attestation   the DSSE envelope (404 unless verified)
     GET  /v1/jobs/{id}/events        server-sent events of the trace (Last-Event-ID resumes)
+    POST /v1/jobs/{id}/deliver       202 {id, delivery}  (review permission): deliver a verified job again
+    GET  /v1/jobs/{id}/delivery      {delivery, webhooks}: its pull request, and every webhook attempt
     GET  /, /jobs/{id}, /login       review pages (pages.py)
+    POST /api/{project}/envelope/, /api/{project}/store/   crash intake in the Sentry protocol (sentry.py;
+                                     the DSN's key is the credential, no token)
 
 Every request passes HostGuard first: an unknown Host header is refused (421), and so is a state-changing
 request whose Origin is another site (403).
@@ -32,7 +36,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from patcher.errors import BadInput
 from patcher.server.auth import COOKIE, AuthError, HostGuard, page_reader, who_is
 from patcher.server.events import parse_last_id, stream
+from patcher.server.outbox import NotDeliverable
 from patcher.server.reverify import ReverifyRequest
+from patcher.server.sentry import CrashIntake
+from patcher.server.sentry import router as sentry_routes
 from patcher.server.service import (
     Conflict,
     Forbidden,
@@ -48,7 +55,7 @@ from patcher.server.settings import ServerSettings
 from patcher.server.store import IdempotencyConflict, JobState, UnknownJob
 
 STATUS = {UnknownJob: 404, NotAvailable: 404, IdempotencyConflict: 409, Conflict: 409, TooLarge: 413,
-          Forbidden: 403, TooMany: 429}
+          Forbidden: 403, TooMany: 429, NotDeliverable: 409}
 
 
 def token_name(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
@@ -81,6 +88,7 @@ def create_app(settings: ServerSettings, start_workers: bool = True, bind_host: 
     app = FastAPI(title="patcher", version="0.1.0", lifespan=lifespan,
                   description="Sandboxed auto-patching: a traceback in, a test-verified diff out.")
     app.state.service = service
+    app.state.crash_intake = CrashIntake(service)
     _errors(app)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     hosts = [*settings.allowed_hosts, *([bind_host] if bind_host and bind_host not in ("0.0.0.0", "::") else [])]
@@ -89,6 +97,7 @@ def create_app(settings: ServerSettings, start_workers: bool = True, bind_host: 
     from patcher.server.pages import router as pages
 
     app.include_router(pages)
+    app.include_router(sentry_routes)
     return app
 
 
@@ -113,7 +122,7 @@ def _routes(app: FastAPI) -> None:
     def list_jobs(service: Service, who: Who,
                   state: JobState | None = None,
                   limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
-        return {"jobs": [service.summary(job) for job in service.list_jobs(state, limit)]}
+        return {"jobs": service.summaries(service.list_jobs(state, limit))}
 
     @app.get("/v1/jobs/{job_id}")
     def get_job(job_id: str, service: Service, who: Who) -> JSONResponse:
@@ -133,6 +142,19 @@ def _routes(app: FastAPI) -> None:
     @app.get("/v1/jobs/{job_id}/attestation")
     def attestation(job_id: str, service: Service, who: Who) -> dict[str, Any]:
         return service.attestation(job_id)
+
+    @app.post("/v1/jobs/{job_id}/deliver", status_code=202)
+    def deliver(job_id: str, service: Service, who: Who) -> JSONResponse:
+        """Deliver a verified job (again): after a failed push or pull request, or for one not yet delivered;
+        nothing is pushed twice (delivery/run.py). 409 when there is nothing to deliver."""
+        service.allowed(who, "review")
+        service.get(job_id)
+        return JSONResponse({"id": job_id, "delivery": service.outbox.retry(job_id)}, 202)
+
+    @app.get("/v1/jobs/{job_id}/delivery")
+    def delivery(job_id: str, service: Service, who: Who) -> dict[str, Any]:
+        service.get(job_id)
+        return {"delivery": service.outbox.delivery_of(job_id), "webhooks": service.outbox.attempts_of(job_id)}
 
     @app.get("/v1/jobs/{job_id}/events", response_class=StreamingResponse)
     def events(job_id: str, service: Service, who: Who,

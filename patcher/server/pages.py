@@ -81,7 +81,7 @@ def index(request: Request, state: str | None = None) -> Response:
 
 def _index(service: JobService, who: str, state: str | None = None, error: str | None = None,
            form: dict[str, str] | None = None, status: int = 200) -> HTMLResponse:
-    jobs = [service.summary(job) for job in service.list_jobs(state, 200)]
+    jobs = service.summaries(service.list_jobs(state, 200))
     return render("index.html", status, jobs=jobs, state=state, who=who, error=error, form=form or {},
                   may_submit=service.settings.may(who, "submit"), roots=service.settings.repo_roots)
 
@@ -161,6 +161,26 @@ async def review_form(request: Request, job_id: str) -> Response:
     return RedirectResponse(f"/jobs/{job_id}#review", 303, headers=HEADERS)
 
 
+@router.post("/jobs/{job_id}/deliver")
+async def deliver_form(request: Request, job_id: str) -> Response:
+    """The job page's Retry delivery button (review permission); nothing is pushed twice."""
+    service = service_of(request)
+    await _form(request)
+    if from_another_site(request):
+        return _job_page(service, job_id, None, "refused: the form was sent from another site", 403)
+    who = reader(request)
+    try:
+        if who is None:
+            raise AuthError(401, "sign in to deliver a job")
+        service.allowed(who, "review")
+        service.outbox.retry(job_id)
+    except AuthError as e:
+        return _job_page(service, job_id, who, str(e), e.status)
+    except BadInput as e:
+        return _job_page(service, job_id, who, str(e), 403 if isinstance(e, Forbidden) else 409)
+    return RedirectResponse(f"/jobs/{job_id}#delivery", 303, headers=HEADERS)
+
+
 def from_another_site(request: Request) -> bool:
     """Whether a form was posted by another site's page (its Origin is not this Host); HostGuard refuses
     those first, this is the second lock on every page that changes state."""
@@ -207,6 +227,8 @@ def _job_page(service: JobService, job_id: str, who: str | None, error: str | No
                   rounds=transcript(events), others=[e for e in events if e.get("type") in STEPS],
                   attempts=result.get("attempts") or _verifications(events),
                   reviews=service.reviews(job_id), carried=service.carried(job), error=error,
+                  delivery=service.outbox.delivery_of(job_id), webhooks=service.outbox.attempts_of(job_id),
+                  delivers=service.outbox.delivers(job_id),
                   finished=job.state in FINISHED,
                   verified=job.state == "done" and result.get("status") == "verified",
                   dev=service.settings.dev, who=who)

@@ -23,19 +23,24 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.orm import Session
 
 from patcher.errors import BadInput
 from patcher.intake import CloneLimits
 from patcher.request import JobRequest, job_spec
 from patcher.review import Approval, AttestConfig, attest, statement_of
 from patcher.server.checks import cap_request, check_repo
+from patcher.server.crashdb import CrashLog, Group
+from patcher.server.dispatch import Dispatcher
 from patcher.server.eventlog import EventLog
+from patcher.server.outbox import Outbox
 from patcher.server.reverify import carried_approval, first_submitter, is_reverify, reverify_spec, with_origin
 from patcher.server.settings import ServerSettings
 from patcher.server.store import Review, Store, StoredJob, UnknownJob
@@ -88,11 +93,14 @@ class JobService:
         self.settings = settings
         self.store = Store(settings.store_url())
         self.events = EventLog(self.store.engine)
+        self.crashes = CrashLog(self.store.engine)
         self.model = settings.model_settings()
         self.pool = WorkerPool(self.store, self.run, PoolConfig(
             workers=settings.workers, lease_s=settings.lease_s,
             exclusive=settings.exclusive and settings.workers > 0))  # an API-only node shares the store
         self._sign_lock = threading.RLock()
+        self.outbox = Outbox(self.store, settings)
+        self.dispatcher = Dispatcher(self.outbox)
 
     @cached_property
     def key(self) -> AttestConfig:
@@ -100,10 +108,14 @@ class JobService:
         return AttestConfig(signing_key=self.settings.key_path())
 
     def start(self) -> list[tuple[str, str]]:
-        return self.pool.start()
+        recovered = self.pool.start()
+        if self.outbox.active:
+            self.dispatcher.start()
+        return recovered
 
     def stop(self, timeout: float = 5.0) -> None:
         self.pool.stop(timeout)
+        self.dispatcher.stop()
         self.store.close()
 
     # jobs
@@ -111,18 +123,25 @@ class JobService:
     def submit(self, request: JobRequest, idempotency_key: str | None = None, who: str = "dev"
                ) -> tuple[StoredJob, bool]:
         self.allowed(who, "submit")
+        if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
+            raise BadInput("the Idempotency-Key header must be 1 to 255 characters")
+        return self.enqueue(request, who, self.settings.max_active_per_token, idempotency_key)
+
+    def enqueue(self, request: JobRequest, who: str, max_active: int, idempotency_key: str | None = None,
+                within: Callable[[Session, str], None] | None = None) -> tuple[StoredJob, bool]:
+        """Queue a request of `who` (a token, or a project's crash intake) once it passes the server's checks:
+        the traceback's size, the repository, the caps, `max_active` jobs of `who` queued or running."""
         size = len(request.traceback.encode("utf-8", "replace"))
         if size > self.settings.max_traceback_bytes:
             raise TooLarge(f"the traceback is {size} bytes; this server takes at most "
                            f"{self.settings.max_traceback_bytes} (PATCHER_MAX_TRACEBACK_BYTES)")
-        if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
-            raise BadInput("the Idempotency-Key header must be 1 to 255 characters")
         check_repo(self.settings, request.repo)
         request = cap_request(self.settings, request)
-        if self.store.active(who) >= self.settings.max_active_per_token:
-            raise TooMany(f"{who} already has {self.settings.max_active_per_token} jobs queued or running "
+        if self.store.active(who) >= max_active:
+            raise TooMany(f"{who} already has {max_active} jobs queued or running "
                           "(PATCHER_MAX_ACTIVE_PER_TOKEN); wait for one to end")
-        job, created = self.store.submit(request.model_dump(mode="json"), idempotency_key, submitter=who)
+        job, created = self.store.submit(request.model_dump(mode="json"), idempotency_key, submitter=who,
+                                         within=within)
         if created:
             self.pool.notify()
         return job, created
@@ -174,7 +193,14 @@ class JobService:
         message = job.error or ("waiting for a worker" if job.state == "queued" else "running")
         return {"id": job.id, "state": job.state, "message": message}
 
-    def summary(self, job: StoredJob) -> dict[str, Any]:
+    def summaries(self, jobs: list[StoredJob]) -> list[dict[str, Any]]:
+        """Each job's summary (one lookup of the crashes behind them all)."""
+        groups = self.crashes.of_jobs([job.id for job in jobs])
+        return [self.summary(job, groups.get(job.id)) for job in jobs]
+
+    def summary(self, job: StoredJob, crash: Group | None = None) -> dict[str, Any]:
+        """The job as the list shows it; `crash`: the crash group behind it (looked up when not given)."""
+        crash = crash or self.crashes.of_job(job.id)
         result = job.result or {}
         reviews = self.store.reviews(job.id)
         return {"id": job.id, "state": job.state, "created_at": job.created_at.isoformat(),
@@ -183,7 +209,7 @@ class JobService:
                 "of": job.spec.get("of"),
                 "status": result.get("status"), "reason": result.get("reason"),
                 "message": result.get("message") or job.error, "attempts": job.attempts,
-                "review": reviews[-1].decision if reviews else None}
+                "review": reviews[-1].decision if reviews else None, "crash": crash.as_json() if crash else None}
 
     # running
 

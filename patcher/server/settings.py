@@ -21,13 +21,14 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Annotated, Any, Self
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from patcher.config import SANDBOX_IMAGE
 from patcher.errors import BadInput
 from patcher.intake import GitAccess
 from patcher.model import ModelConfig
+from patcher.server.projects import Projects, load_projects
 
 MIN_TOKEN_LEN = 16
 _PLACEHOLDER = re.compile(r".*(changeme|change[-_ ]?me|replace[-_ ]?me|placeholder|example|your[-_ ]?token|"
@@ -45,6 +46,7 @@ class ServerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PATCHER_", extra="forbid", use_attribute_docstrings=True,
                                       populate_by_name=True)
 
+    _projects: Projects | None = PrivateAttr(None)
     home: Path = Field(default_factory=_home)
     """Where the database (by default), job traces and attestations live (env PATCHER_HOME)."""
     database_url: str | None = None
@@ -113,6 +115,12 @@ class ServerSettings(BaseSettings):
     """OpenAI-compatible endpoint (env OPENAI_BASE_URL)."""
     openai_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("OPENAI_API_KEY"))
     """Model key (env OPENAI_API_KEY); it stays in the server and is redacted from traces."""
+    projects_file: Path | None = None
+    """The operator's projects (crash intake, delivery as pull requests) and webhook endpoints, TOML or JSON,
+    owned by the server's user and readable by no one else (env PATCHER_PROJECTS_FILE; server/projects.py)."""
+    public_url: str | None = Field(None, pattern=r"^https?://[^\s/]+(/[^\s]*)?$")
+    """The server's address as people reach it, for the review and record links of pull requests and
+    webhooks (env PATCHER_PUBLIC_URL); default: http://127.0.0.1:8000."""
 
     @field_validator("tokens", mode="before")
     @classmethod
@@ -184,7 +192,24 @@ class ServerSettings(BaseSettings):
             raise ValueError(f"PATCHER_REVIEWERS/PATCHER_SUBMITTERS name {', '.join(unknown)}, who have no token")
         self.model_settings()
         self._check_git_access()
+        self._check_projects()
         return self
+
+    def _check_projects(self) -> None:
+        try:
+            self.projects()
+        except BadInput as e:
+            raise ValueError(str(e)) from e
+
+    def projects(self) -> Projects:
+        """The projects file, read and checked once (BadInput when unusable)."""
+        if self._projects is None:
+            self._projects = load_projects(self.projects_file)
+        return self._projects
+
+    def link(self, path: str) -> str:
+        """An absolute link to a page or route of this server."""
+        return (self.public_url or "http://127.0.0.1:8000").rstrip("/") + path
 
     def _check_git_access(self) -> None:
         try:
@@ -238,6 +263,7 @@ class WorkerSettings(ServerSettings):
             raise ValueError("a worker needs PATCHER_WORKERS of at least 1")
         self.model_settings()
         self._check_git_access()  # the worker is the one that clones
+        self._check_projects()
         return self
 
 

@@ -10,6 +10,10 @@ begins IMMEDIATE (one writer at a time, others wait out the busy timeout) and el
 and finish match it, so a worker whose job was recovered after its lease lapsed cannot overwrite the
 next attempt. Job events are rows of eventlog.py, beside these tables.
 
+Listeners (`Store.listeners`) are told of each change (`submitted`, `finished`, `approved`, `rejected`) inside
+the transaction that makes it, so what they write (the outbox of webhooks and deliveries) commits with it or
+not at all.
+
     BadInput
     ├── UnknownJob             no job with that id
     └── IdempotencyConflict    the idempotency key was used for a different spec
@@ -18,9 +22,10 @@ next attempt. Job events are rows of eventlog.py, beside these tables.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, get_args
@@ -39,9 +44,13 @@ from sqlalchemy.orm import Session
 from patcher.errors import BadInput
 from patcher.server.db import Base, JobRow, ReviewRow, create_schema, default_url, sqlite_engine
 
+log = logging.getLogger(__name__)
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 STATES: tuple[JobState, ...] = get_args(JobState)
 DECISIONS = ("approve", "reject")
+Change = Literal["submitted", "finished", "approved", "rejected"]
+Listener = Callable[[Session, str, Change], None]
+"""Told (session, job id, change) inside the transaction of the change."""
 
 
 class UnknownJob(BadInput):
@@ -117,6 +126,15 @@ class Store:
         self.engine = sqlite_engine(url, cfg.busy_timeout_s) if url.startswith("sqlite") else \
             create_engine(url, pool_pre_ping=True)
         create_schema(self.engine, Base.metadata)
+        self.listeners: list[Listener] = []
+
+    def _tell(self, s: Session, job_id: str, change: Change) -> None:
+        for listener in self.listeners:
+            try:
+                with s.begin_nested():  # a savepoint: a listener that fails leaves nothing half-written
+                    listener(s, job_id, change)
+            except Exception:  # the job's change stands without what the listener would have added
+                log.exception("recording what follows from %s of job %s failed", change, job_id)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -125,8 +143,10 @@ class Store:
         return Session(self.engine, expire_on_commit=False)
 
     def submit(self, spec: dict[str, Any], idempotency_key: str | None = None,
-               submitter: str | None = None) -> tuple[StoredJob, bool]:
-        """Queue a job; (job, True) when new, (the earlier job, False) when the key was seen with this spec."""
+               submitter: str | None = None, within: Callable[[Session, str], None] | None = None
+               ) -> tuple[StoredJob, bool]:
+        """Queue a job; (job, True) when new, (the earlier job, False) when the key was seen with this spec.
+        `within(session, job id)` runs in the transaction that makes a new job (what it adds commits with it)."""
         spec = json.loads(json.dumps(spec))
         try:
             with self._tx() as s, s.begin():
@@ -141,8 +161,13 @@ class Store:
                              submitter=submitter)
                 s.add(row)
                 s.flush()
+                if within is not None:
+                    within(s, row.id)
+                self._tell(s, row.id, "submitted")
                 return _job(row), True
         except IntegrityError:  # a concurrent submit with the same key won (databases without IMMEDIATE)
+            if idempotency_key is None:
+                raise  # a constraint of what `within` added
             with self._tx() as s:
                 earlier = s.scalar(select(JobRow).where(JobRow.idempotency_key == idempotency_key))
                 if earlier is None:
@@ -224,6 +249,7 @@ class Store:
                 return None
             row.state = "failed" if error is not None else "cancelled" if row.cancel_requested else "done"
             row.result, row.error, row.claim_token, row.updated_at = result, error, None, _now()
+            self._tell(s, job_id, "finished")
             return row.state
 
     def cancel(self, job_id: str) -> str:
@@ -234,6 +260,7 @@ class Store:
                 raise UnknownJob(f"no job {job_id}")
             if row.state == "queued":
                 row.state, row.error = "cancelled", "cancelled before it started"
+                self._tell(s, job_id, "finished")
             elif row.state == "running":
                 row.cancel_requested = True
             row.updated_at = _now()
@@ -248,8 +275,8 @@ class Store:
         touched = []
         with self._tx() as s, s.begin():
             lapsed = or_(JobRow.heartbeat_at.is_(None), JobRow.heartbeat_at < cutoff)
-            rows = s.scalars(select(JobRow).where(JobRow.state == "running", lapsed)
-                             .order_by(JobRow.created_at, JobRow.id).with_for_update(skip_locked=True))
+            rows = list(s.scalars(select(JobRow).where(JobRow.state == "running", lapsed)
+                             .order_by(JobRow.created_at, JobRow.id).with_for_update(skip_locked=True)))
             for row in rows:
                 lost = f"attempt {row.attempts} was interrupted (its worker crashed or stopped)"
                 if row.cancel_requested:
@@ -260,6 +287,8 @@ class Store:
                     row.state, row.error = "queued", f"{lost}; re-queued"
                 row.claim_token, row.updated_at = None, _now()
                 touched.append((row.id, row.state))
+                if row.state != "queued":
+                    self._tell(s, row.id, "finished")
         return touched
 
     def add_review(self, job_id: str, decision: str, who: str, comment: str = "") -> Review:
@@ -270,6 +299,8 @@ class Store:
                 raise UnknownJob(f"no job {job_id}")
             row = ReviewRow(job_id=job_id, decision=decision, who=who, comment=comment, created_at=_now())
             s.add(row)
+            s.flush()
+            self._tell(s, job_id, "approved" if decision == "approve" else "rejected")
             return _review(row)
 
     def reviews(self, job_id: str) -> list[Review]:

@@ -20,6 +20,10 @@ class Reply:
     usage: tuple[int, int] | None
     send_usage: bool = True
     model: str | None = None
+    token_delay_s: float = 0.0
+    """Pause before each chunk of a streamed reply (before the whole of a plain one: all the pauses)."""
+    silent_after: int | None = None
+    """Send this many chunks of a streamed reply, then nothing more while the connection stays open."""
 
 
 @dataclass(frozen=True)
@@ -40,17 +44,19 @@ Step = Reply | HttpError | Delayed | Callable[[dict[str, Any]], "Step"]
 
 def reply(content: str | None = None, tool_calls: Iterable[tuple[str, dict[str, Any] | str]] = (),
           finish_reason: str | None = None, usage: tuple[int, int] | None = None, *,
-          send_usage: bool = True, model: str | None = None) -> Reply:
+          send_usage: bool = True, model: str | None = None, token_delay_s: float = 0.0,
+          silent_after: int | None = None) -> Reply:
     """A reply. Tool-call arguments are a dict (sent as JSON) or a raw string (sent as is).
 
     finish_reason defaults to "tool_calls" when there are tool calls, else "stop"; usage defaults to a
     rough count from the request size; send_usage=False leaves `usage` out of the response.
+    token_delay_s paces a streamed reply chunk by chunk (a slow local model); silent_after stops it mid-way.
     """
     calls = tuple((name, args if isinstance(args, str) else json.dumps(args)) for name, args in tool_calls)
     if finish_reason is None:
         finish_reason = "tool_calls" if calls else "stop"
     return Reply(content, calls, None if finish_reason == NULL_FINISH else finish_reason, usage,
-                 send_usage, model)
+                 send_usage, model, token_delay_s, silent_after)
 
 
 def http_error(status: int, body: dict[str, Any] | str | None = None, *,

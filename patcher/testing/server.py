@@ -94,7 +94,7 @@ class ScriptedModelServer:
         from patcher.model import ModelConfig
 
         values: dict[str, Any] = {"model": self.model, "base_url": self.base_url,
-                                  "api_key": self.api_key or "unused", "timeout_s": 5.0,
+                                  "api_key": self.api_key or "unused", "idle_timeout_s": 5.0,
                                   "retry_initial_s": 0.01, "retry_max_s": 0.05}
         return ModelConfig(**(values | overrides))
 
@@ -143,6 +143,26 @@ class ScriptedModelServer:
             else:
                 step = step(body)
 
+    def _send_stream(self, h: _Handler, events: list[dict[str, Any]], r: Reply) -> None:
+        """Server-sent events, each after `r.token_delay_s`; after `r.silent_after` of them, silence until the
+        client goes (or the server closes)."""
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Cache-Control", "no-cache")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        h.close_connection = True
+        for n, event in enumerate(events):
+            if n == r.silent_after:
+                self._closing.wait(120)
+                return
+            if self._closing.wait(r.token_delay_s):
+                return
+            h.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            h.wfile.flush()
+        h.wfile.write(b"data: [DONE]\n\n")
+        h.wfile.flush()
+
     def _reply(self, h: _Handler, body: dict[str, Any], r: Reply, served: int) -> None:
         with self._lock:
             first = self._call_ids + 1
@@ -156,7 +176,10 @@ class ScriptedModelServer:
         base = {"id": f"chatcmpl-{served}", "created": CREATED, "model": r.model or body.get("model", self.model)}
         if body.get("stream"):
             opts = body.get("stream_options") or {}
-            return _send_stream(h, base, r, calls, usage if r.send_usage and opts.get("include_usage") else None)
+            events = _stream_events(base, r, calls, usage if r.send_usage and opts.get("include_usage") else None)
+            return self._send_stream(h, events, r)
+        if self._closing.wait(r.token_delay_s * len(_stream_events(base, r, calls, None))):
+            return
         message: dict[str, Any] = {"role": "assistant", "content": r.content}
         if calls:
             message["tool_calls"] = calls
@@ -211,9 +234,9 @@ def _pieces(text: str, size: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _send_stream(h: _Handler, base: dict[str, Any], r: Reply, calls: list[dict[str, Any]],
-                 usage: dict[str, Any] | None) -> None:
-    """Server-sent events the way OpenAI sends them: role, content pieces, tool-call pieces, finish, usage."""
+def _stream_events(base: dict[str, Any], r: Reply, calls: list[dict[str, Any]],
+                   usage: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The chunks the way OpenAI sends them: role, content pieces, tool-call pieces, finish, usage."""
     def chunk(delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
         choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish,
                                              "logprobs": None}]
@@ -232,14 +255,4 @@ def _send_stream(h: _Handler, base: dict[str, Any], r: Reply, calls: list[dict[s
     events.append(chunk({}, r.finish_reason))
     if usage is not None:
         events.append(chunk(None))
-    h.send_response(200)
-    h.send_header("Content-Type", "text/event-stream")
-    h.send_header("Cache-Control", "no-cache")
-    h.send_header("Connection", "close")
-    h.end_headers()
-    h.close_connection = True
-    for event in events:
-        h.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
-        h.wfile.flush()
-    h.wfile.write(b"data: [DONE]\n\n")
-    h.wfile.flush()
+    return events

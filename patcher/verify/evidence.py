@@ -67,8 +67,12 @@ def read_stream(data: Mapping[str, Any]) -> Stream:
     return out
 
 
-def check(stream: Stream, exit_code: int | None, report: tuple[int, int] | None) -> str | None:
-    """Why exit code, report (total, failed) and stream disagree; None when they agree or nothing is claimed."""
+def check(stream: Stream, exit_code: int | None, report: tuple[int, int] | None,
+          exit_is_verdict: bool = False) -> str | None:
+    """Why exit code, report (total, failed) and stream disagree; None when they agree or nothing is claimed.
+
+    `exit_is_verdict`: a project's own runner chose the exit code (the harness recorded it); it may fail a run
+    whose tests all passed (and then the run fails), but never pass one the stream saw fail."""
     if stream.absent:
         return None
     if stream.problem:
@@ -80,6 +84,9 @@ def check(stream: Stream, exit_code: int | None, report: tuple[int, int] | None)
         return None
     if stream.end.get("exit") != exit_code:
         return f"the harness saw the session end with {stream.end.get('exit')} but the process exited {exit_code}"
+    if exit_is_verdict:
+        return f"exit code 0 with {len(stream.failed)} failing test(s) in the harness's stream" \
+            if exit_code == 0 and stream.failed else None
     if not stream.total or exit_code not in CLAIMING_EXITS:
         return None  # nothing ran, or the runner claims no result (e.g. 5, nothing collected): not reported
     if (exit_code == 0) != (not stream.failed):

@@ -29,6 +29,8 @@ CONFIG_NAMES = frozenset({
     # packaging and dependencies: the environment is built from the base, so a change here is never tested
     "setup.py", "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock", "pdm.lock", "environment.yml",
     "MANIFEST.in", ".python-version", ".envrc", "Dockerfile",
+    # a project's own test runner: Django's entry point
+    "manage.py",
     # CI, task runners, start-up hooks, git's own view of the tree
     "noxfile.py", "Makefile", ".gitlab-ci.yml", ".pre-commit-config.yaml", ".travis.yml", "azure-pipelines.yml",
     "Jenkinsfile", "bitbucket-pipelines.yml", ".drone.yml", ".coveragerc", "sitecustomize.py",

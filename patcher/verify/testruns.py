@@ -8,6 +8,12 @@ from that stream; the runner's own claims must agree with it, else the run is `t
   stream, and the exit code must match the harness's end record. Exit 5 (nothing collected) is never
   reported.
 - `python -m unittest …`: run by the harness's unittest runner; the stream alone gives the tests.
+- A project's own unittest-based runner (`python manage.py test …`: "django"; any other `python -m MODULE …`
+  or `python SCRIPT.py …` the allowlist lets through: "script"): run under the harness's script runner,
+  which reports every unittest result the runner makes; the stream gives the tests. The exit code is the
+  runner's own verdict (the harness records it in its end record, so it must still agree with the
+  process's): a non-zero exit with no failing test in the stream fails the run as one test named after
+  the command, never as tampering.
 - `python -c …`: the exit code alone; the command itself is the one test.
 Anything else, a refusal or a timeout: outcome "error".
 """
@@ -78,6 +84,11 @@ class TestRun:
         return name == "AssertionError" and bool(re.search(r"^(?:E\s+)?assert\b", self.failure_text, re.MULTILINE))
 
 
+HARNESSED = ("pytest", "unittest", "django", "script")
+"""Kinds whose tests the harness streams out."""
+_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
+
+
 def command_kind(argv: list[str]) -> str:
     if argv[:1] == ["pytest"] or argv[1:3] == ["-m", "pytest"]:
         return "pytest"
@@ -85,6 +96,12 @@ def command_kind(argv: list[str]) -> str:
         return "unittest"
     if argv[1:2] == ["-c"]:
         return "python-c"
+    if not argv or not _PYTHON.fullmatch(argv[0]) or len(argv) < 2:
+        return "other"
+    if argv[1].endswith("manage.py") and argv[2:3] == ["test"]:
+        return "django"
+    if (argv[1] == "-m" and len(argv) > 2) or argv[1].endswith(".py"):
+        return "script"
     return "other"
 
 
@@ -117,14 +134,14 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
     elif kind == "unittest" and "-v" not in argv:
         at = 4 if argv[3:4] == ["discover"] else 3  # `discover` must stay first to be a sub-command
         argv = [*argv[:at], "-v", *argv[at:]]
-    result = box.call(RunTestRequest(command=shlex.join(argv), evidence=kind in ("pytest", "unittest")), deadline_s)
+    result = box.call(RunTestRequest(command=shlex.join(argv), evidence=kind in HARNESSED), deadline_s)
     output = result.output
     run = TestRun(command, result.exit_code, result.timed_out, False, output_tail=output[-OUTPUT_TAIL:],
                   failure_text=output[-64 * 1024:])
     if result.exit_code is None or result.timed_out:
         pass
-    elif kind in ("pytest", "unittest"):
-        _read_stream(box, result.data, report if kind == "pytest" else None, run)
+    elif kind in HARNESSED:
+        _read_stream(box, result.data, report if kind == "pytest" else None, run, verdict=kind in ("django", "script"))
     elif kind == "python-c":
         run.reported = True
         (run.passed if result.exit_code == 0 else run.failed).add(command)
@@ -132,17 +149,20 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
     return run
 
 
-def _read_stream(box: Sandbox, data: Mapping[str, Any], report: str | None, run: TestRun) -> None:
+def _read_stream(box: Sandbox, data: Mapping[str, Any], report: str | None, run: TestRun,
+                 verdict: bool = False) -> None:
     stream = read_stream(data)
     counts = None
     if report is not None and stream.end is not None and run.exit_code in CLAIMING_EXITS:
         parsed = _read_junit(box, report)
         counts = (parsed.total, len(parsed.failed)) if parsed else (-1, -1)
-    run.tampered = check(stream, run.exit_code, counts) or ""
+    run.tampered = check(stream, run.exit_code, counts, exit_is_verdict=verdict) or ""
     if run.tampered or stream.end is None or not stream.total:
         return
-    run.stream, run.passed, run.failed = stream, stream.passed, stream.failed
-    run.reported = run.exit_code in CLAIMING_EXITS
+    run.stream, run.passed, run.failed = stream, stream.passed, set(stream.failed)
+    if verdict and run.exit_code != 0 and not run.failed:
+        run.failed.add(f"{run.command} (exit {run.exit_code})")
+    run.reported = run.exit_code in CLAIMING_EXITS or (verdict and run.exit_code is not None)
 
 
 def _read_junit(box: Sandbox, report: str) -> JUnitReport | None:

@@ -48,12 +48,12 @@ def test_native_tool_calls_win_over_json_in_the_text(run_agent: Callable[..., Ru
     assert not r.of_type("model_call")[0]["calls_in_content"]
 
 
-def test_every_request_carries_max_tokens_and_a_timeout(run_agent: Callable[..., Run]) -> None:
+def test_every_request_carries_max_tokens_and_a_deadline(run_agent: Callable[..., Run]) -> None:
     late = delay(1.0, reply("too late"))
-    r = run_agent([*reads(2), late, late], max_tokens=777, timeout_s=0.3, max_retries=1)
+    r = run_agent([*reads(2), late, late], max_tokens=777, idle_timeout_s=0.3, max_retries=1)
     assert (r.result.reason, r.result.rounds) == ("model_error", 2)
-    assert "did not answer within 0.3s (2 attempt(s))" in r.result.message
-    assert [req["max_tokens"] for req in r.requests] == [777] * 4
+    assert "sent nothing for 0.3s (the idle deadline, PATCHER_MODEL_IDLE_TIMEOUT_S)" in r.result.message
+    assert [req["max_tokens"] for req in r.requests] == [777] * 3  # the late one is not asked again
 
 
 def test_max_completion_tokens_is_sent_when_configured(run_agent: Callable[..., Run]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from patcher.agent import briefing, task_text
+from patcher.agent import briefing, reproduction_command, task_text
 from patcher.agent.prompts import _DIR as PROMPTS
 from patcher.intake import StagedRepo, map_frames, parse_traceback
 from patcher.repair import Suspect
@@ -116,3 +116,30 @@ def test_no_prompt_names_a_bundled_example() -> None:
         text = template.read_text().lower()
         found = sorted(w for w in words if re.search(rf"\b{re.escape(w.lower())}\b", text))
         assert not found, f"{template.name} names {found}"
+
+
+def test_the_reproduction_of_a_unittest_report_is_its_runner() -> None:
+    report = ("ERROR: test_total (shop.tests.OrderTests.test_total)\n------\nTraceback (most recent call last):\n"
+              '  File "/srv/shop/models.py", line 9, in total\n    return a / b\nZeroDivisionError: division by zero\n')
+    parsed = parse_traceback(report)
+    assert reproduction_command(parsed, None, ["manage.py", "shop/models.py", "shop/tests.py"]) == (
+        "python manage.py test shop.tests.OrderTests.test_total")
+    assert reproduction_command(parsed, None, ["shop/models.py", "shop/tests/__init__.py"]) == (
+        "python -m unittest shop.tests.OrderTests.test_total")
+    assert reproduction_command(parsed, None, ["shop/models.py"]) is None  # the test module is not the repo's
+    assert reproduction_command(parsed, "python -m pytest -q", ["shop/tests.py"]) == "python -m pytest -q"
+
+
+def test_local_variables_of_a_crash_report_are_shown_under_their_frame_as_data(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "books", {"books/__init__.py": "", "books/ledger.py": CODE})
+    files = ["books/__init__.py", "books/ledger.py"]
+    with_locals = TB.replace('    total += entry["amount"]\n',
+                             f"    total += entry[\"amount\"]\n    entry = {{'amt': 5}}\n    total = 0\n"
+                             f"    token = '{SECRET}'\n")
+    parsed = map_frames(parse_traceback(with_locals), files)
+    job = Job(StagedRepo(repo, "", None, False, files), LocalSandbox, "python -m pytest -q",
+              repro="python -m pytest -q tests", parsed=parsed, traceback=with_locals)
+    text = task_text(job, redact=Redactor([SECRET]).text)
+    after = text.split("- books/ledger.py:10 in balance\n")[1].split("\n- ")[0]
+    assert "Local variables when it crashed" in after and "`entry = {'amt': 5}`, `total = 0`" in after
+    assert SECRET not in after  # crash intake redacts such a variable before; the task redacts what it adds

@@ -43,7 +43,7 @@ def _agent_run(staged: StagedRepo, tmp_path: Path, steps: list, limits: Limits, 
                ) -> tuple[str, float, list[dict]]:
     with ScriptedModelServer(steps) as server, LocalSandbox(staged) as box, \
             Trace(tmp_path / "t.jsonl", "r") as trace:
-        model = OpenAIModel(server.model_config(timeout_s=300, max_retries=0))
+        model = OpenAIModel(server.model_config(idle_timeout_s=300, max_retries=0))
         started = time.monotonic()
         try:
             outcome = Agent(model, box, trace, limits, stopper=stopper).run("fix it")

@@ -7,13 +7,15 @@ or rewrite those real tracebacks.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from patcher.errors import BadInput
-from patcher.intake import innermost_repo_frames, map_frames, parse_traceback
+from patcher.intake import ExceptionInfo, innermost_repo_frames, map_frames, parse_traceback
 from patcher.intake.frames import map_path
 from patcher.intake.traceback import NO_TRACEBACK
 
@@ -364,7 +366,7 @@ CASES = [
             (
                 "src/shop/cart.py",
                 12,
-                "",
+                "<listcomp>",  # pytest shows the comprehension's implicit `.0` argument
                 'return [pricing.apply_discount(i["price"], discount) for i in self.items]',
                 "src/shop/cart.py",
             ),
@@ -520,7 +522,8 @@ CASES = [
 
 
 def test_every_fixture_has_a_case() -> None:
-    assert sorted(c.fixture for c in CASES) == sorted(p.name for p in DATA.glob("*.txt"))
+    nested = {p.name for p in DATA.glob("nested_*.txt")}  # tests/intake/test_framenames.py reads those
+    assert sorted(c.fixture for c in CASES) == sorted(p.name for p in DATA.glob("*.txt") if p.name not in nested)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.fixture)
@@ -712,3 +715,21 @@ def test_no_traceback_is_bad_input(text: str) -> None:
         parse_traceback(text)
     assert str(caught.value) == NO_TRACEBACK
     assert "\n" not in NO_TRACEBACK and caught.value.exit_code == 2
+
+
+def test_a_unittest_report_names_its_failing_tests(tmp_path: Path) -> None:
+    """Real `python -m unittest` output: the ids of the failing tests, the last failure's crash as primary."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "test_shop.py").write_text(
+        "import unittest\n\n\ndef price(d):\n    return d['price']\n\n\nclass Shop(unittest.TestCase):\n"
+        "    def test_price(self):\n        price({})\n\n    def test_sum(self):\n        self.assertEqual(1, 2)\n\n"
+        "    def test_ok(self):\n        pass\n")
+    done = subprocess.run([sys.executable, "-m", "unittest", "pkg.test_shop"], cwd=tmp_path, capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})
+    parsed = map_frames(parse_traceback(done.stderr), ["pkg/__init__.py", "pkg/test_shop.py"])
+    assert parsed.failing_tests == ["pkg.test_shop.Shop.test_price", "pkg.test_shop.Shop.test_sum"]
+    assert parsed.exception == ExceptionInfo("AssertionError", "1 != 2")
+    assert [(f.repo_path, f.function) for f in parsed.frames] == [("pkg/test_shop.py", "test_sum")]
+    older = parse_traceback("ERROR: test_price (pkg.test_shop.Shop)\n" + done.stderr.split("\n", 3)[3])
+    assert older.failing_tests[0] == "pkg.test_shop.Shop.test_price"  # Python before 3.11 names the class only

@@ -114,11 +114,12 @@ def test_rate_limit_exhausted_is_model_error(server: ScriptedModelServer) -> Non
     assert server.remaining == 0
 
 
-def test_timeout_is_retried(server: ScriptedModelServer) -> None:
-    server.add(delay(1.0, reply("too late")), reply("in time"))
-    with OpenAIModel(server.model_config(timeout_s=0.3)) as m:
-        r = m.complete(USER, TOOLS)
-    assert (r.content, r.attempts) == ("in time", 2)
+def test_a_server_still_silent_at_the_idle_deadline_is_not_asked_again(server: ScriptedModelServer) -> None:
+    server.add(delay(1.0, reply("too late")), reply("never asked"))
+    with OpenAIModel(server.model_config(idle_timeout_s=0.3)) as m, pytest.raises(ModelError) as info:
+        m.complete(USER, TOOLS)
+    assert "sent nothing for 0.3s (the idle deadline, PATCHER_MODEL_IDLE_TIMEOUT_S)" in str(info.value)
+    assert len(server.chat_requests) == 1 and server.remaining == 1
 
 
 def test_connection_refused_is_unreachable() -> None:
@@ -238,9 +239,14 @@ def test_exhausted_script_answers_500(server: ScriptedModelServer) -> None:
 
 def test_config_from_env() -> None:
     env = {"PATCHER_MODEL": "qwen2.5-coder", "OPENAI_BASE_URL": "http://localhost:8000/v1"}
-    config = ModelConfig.from_env(env, max_tokens=1000, timeout_s=None)
-    assert (config.model, config.base_url, config.max_tokens, config.timeout_s) == (
-        "qwen2.5-coder", "http://localhost:8000/v1", 1000, 60.0)
+    config = ModelConfig.from_env(env, max_tokens=1000, idle_timeout_s=None)
+    assert (config.model, config.base_url, config.max_tokens, config.idle_timeout_s, config.stream) == (
+        "qwen2.5-coder", "http://localhost:8000/v1", 1000, 120.0, True)
+    slow = ModelConfig.from_env(env | {"PATCHER_MODEL_IDLE_TIMEOUT_S": "300", "PATCHER_MODEL_REPLY_TIMEOUT_S": "1800",
+                                       "PATCHER_MODEL_STREAM": "0"})
+    assert (slow.idle_timeout_s, slow.reply_timeout_s, slow.stream) == (300.0, 1800.0, False)
+    with pytest.raises(BadInput, match="PATCHER_MODEL_IDLE_TIMEOUT_S: Input should be greater than 0"):
+        ModelConfig.from_env(env | {"PATCHER_MODEL_IDLE_TIMEOUT_S": "0"})
     assert config.api_key is not None and config.api_key.get_secret_value() == "unused"
     assert ModelConfig.from_env({"OPENAI_API_KEY": "sk-real-1234"}, model="gpt-4.1").model == "gpt-4.1"
 

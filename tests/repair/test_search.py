@@ -108,7 +108,7 @@ def test_auto_takes_the_templates_fix_and_stops_an_agent_still_at_work(sandbox_i
     repo, traceback = example("off_by_one", tmp_path)
     with ScriptedModelServer([delay(600, reply("never heard"))]) as server:  # a model that answers after the job
         started = time.monotonic()
-        model = server.model_config(timeout_s=600, max_retries=0)
+        model = server.model_config(idle_timeout_s=600, max_retries=0)
         result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="auto", model=model))
     assert (result.status, result.reason, result.engine) == ("verified", "verified", "offline"), result.message
     assert result.engines["agent"]["stopped"] == "offline_verified" and result.engines["agent"]["rounds"] is None

@@ -1,8 +1,9 @@
 """The live review page and the submit form in real headless Chromium against a real `patcher serve`, with
 a job driven by the scripted model server and held mid-run: the page follows the job's server-sent events
-(rounds and tool calls appear while the model is held, the attempt's row and the finished view come when it
-ends) with no reload; with scripts disabled it falls back to reloading itself; a job submitted from the job
-list's form runs the chosen engine and its page names it, with the template search it ran."""
+(rounds and tool calls appear while the model is held, its next reply as it streams, the attempt's row and
+the finished view come when it ends) with no reload; with scripts disabled it falls back to reloading
+itself; a job submitted from the job list's form runs the chosen engine and its page names it, with the
+template search it ran."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ class Hold:
 
 @pytest.fixture(scope="module")
 def held() -> Iterator[tuple[ScriptedModelServer, Hold]]:
-    hold = Hold(reply("The comma was missing.", [RIGHT]))
+    hold = Hold(reply("The comma was missing.", [RIGHT], token_delay_s=0.3))  # streams for about 6 s
     script = [reply("Let me look.", [LOOK]), reply(None, [WRONG]), reply("Done."), hold, reply(HOSTILE)]
     with ScriptedModelServer(script) as model:
         yield model, hold
@@ -107,6 +108,9 @@ def test_the_page_follows_a_running_job_to_its_end_without_a_reload(
         still.context.close()
 
         hold.released.set()
+        page.wait_for_selector("#live-reply", timeout=60_000)  # the reply as it streams (model_stream)
+        assert "the model is answering: " in page.text_content("#live-now")
+        shot(page, "live-2b-streaming.png")
         page.wait_for_selector("#job[data-finished='1']", timeout=240_000)
         assert page.evaluate("window.__same_document") == "yes" and loads == [f"{srv.url}/jobs/{job_id}"]
         assert page.text_content("#job-status") == "verified" and page.url == f"{srv.url}/jobs/{job_id}"

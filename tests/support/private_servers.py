@@ -31,6 +31,8 @@ class Recorder(http.server.ThreadingHTTPServer):
         self.seen: list[str] = []
         """Authorization headers received (also none: "")."""
         self.options: dict[str, Any] = {}
+        self.pushes = 0
+        """Pushes the backend took (receive-pack requests answered by it)."""
 
 
 @contextmanager
@@ -61,7 +63,8 @@ def url_of(server: Recorder, path: str = "") -> str:
 class GitHandler(http.server.BaseHTTPRequestHandler):
     """Smart HTTP through git-http-backend (CGI) for requests with the right Authorization; options:
     root (GIT_PROJECT_ROOT), auth (the header value wanted), redirect (a base URL to send every request
-    to), echo (a text the remote says in an error once authenticated)."""
+    to), echo (a text the remote says in an error once authenticated), fail_pushes (how many pushes to
+    answer with 500 before taking one)."""
 
     server: Recorder
 
@@ -93,6 +96,12 @@ class GitHandler(http.server.BaseHTTPRequestHandler):
             body = _pkt("# service=git-upload-pack\n") + b"0000" + _pkt(f"ERR {opts['echo']}")
             self._reply(200, {"Content-Type": "application/x-git-upload-pack-advertisement"}, body)
             return
+        if self.command == "POST" and self.path.split("?")[0].endswith("/git-receive-pack"):
+            if opts.get("fail_pushes", 0) > 0:
+                opts["fail_pushes"] -= 1
+                self._reply(500, {"Content-Type": "text/plain"}, b"scripted failure")
+                return
+            self.server.pushes += 1
         self._cgi(opts["root"])
 
     def _cgi(self, root: str) -> None:

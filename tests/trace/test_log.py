@@ -59,7 +59,7 @@ def test_planted_keys_never_reach_the_trace(staged: StagedRepo, tmp_path: Path,
              reply(f"Done: the key is {KEY} and the hint is {TRICKY}.")]
     trace_path = tmp_path / "run.jsonl"
     with ScriptedModelServer(steps, api_key=KEY) as server:
-        model = OpenAIModel(ModelConfig.from_env(base_url=server.base_url, timeout_s=10))
+        model = OpenAIModel(ModelConfig.from_env(base_url=server.base_url, idle_timeout_s=10))
         with LocalSandbox(staged) as box:
             trace = Trace(trace_path, "planted", Redactor([TRICKY]))  # the model key comes from the environment
             result = Agent(model, box, trace, Limits()).run("fix it")
@@ -157,7 +157,7 @@ from patcher.sandbox.local import LocalSandbox
 from patcher.trace.log import Trace
 
 base_url, repo, trace_path = sys.argv[1:4]
-model = OpenAIModel(ModelConfig(model="scripted-model", base_url=base_url, api_key="unused", timeout_s=120,
+model = OpenAIModel(ModelConfig(model="scripted-model", base_url=base_url, api_key="unused", idle_timeout_s=120,
                                 max_retries=0))
 box = LocalSandbox(stage_repo(repo))
 trace = Trace(Path(trace_path), "killed-run")

@@ -62,7 +62,7 @@ def test_secret_looking_environment_names_are_redacted(tmp_path: Path) -> None:
 
 def test_a_model_error_naming_a_base_url_with_credentials_is_redacted(tmp_path: Path) -> None:
     model = OpenAIModel(ModelConfig(model="m", base_url="http://user:url-pass-1234@127.0.0.1:9/v1", api_key=KEY,
-                                    max_retries=0, timeout_s=2))
+                                    max_retries=0, idle_timeout_s=2))
     with pytest.raises(ModelUnreachable) as e:
         model.complete([{"role": "user", "content": "hi"}], [])
     line = _written(tmp_path, Redactor([KEY], env={}), message=str(e.value))

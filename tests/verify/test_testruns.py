@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from patcher.config import SandboxConfig
 from patcher.intake import stage_repo
 from patcher.sandbox import LocalSandbox
 from patcher.verify import run_tests
@@ -24,7 +25,16 @@ FILES = {
     "tests/test_unit.py": "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
                           "    def test_add(self):\n        self.assertEqual(add(2, 2), 4)\n",
     "tests/__init__.py": "",
+    "tests/test_unit_bad.py": "import unittest\n\n\nclass Bad(unittest.TestCase):\n    def test_key(self):\n"
+                              "        {}['x']\n",
+    "tests/runtests.py": "import sys\nimport unittest\n\n\ndef main(code_when_green=0):\n"
+                         "    suite = unittest.defaultTestLoader.loadTestsFromNames(sys.argv[1:])\n"
+                         "    result = unittest.TextTestRunner(verbosity=2).run(suite)\n"
+                         "    sys.exit(code_when_green if result.wasSuccessful() else 1)\n\n\n"
+                         "if __name__ == '__main__':\n    main()\n",
+    "tests/strict.py": "from tests.runtests import main\n\nmain(code_when_green=3)\n",
 }
+RUNNERS = [["python", "-m", "tests.runtests"], ["python", "-m", "tests.strict"]]
 
 
 @pytest.fixture
@@ -102,3 +112,35 @@ def test_hostile_or_broken_reports_are_no_reports(text: str) -> None:
 def test_node_ids_without_a_file_attribute() -> None:
     assert node_id("tests.test_a.TestX", "test_m", None) == "tests/test_a.py::TestX::test_m"
     assert node_id("", "tests.test_broken", None) == "tests/test_broken.py"
+
+
+@pytest.fixture
+def runner_box(tmp_path: Path) -> Iterator[LocalSandbox]:
+    staged = stage_repo(str(make_repo(tmp_path / "r", FILES)))
+    with LocalSandbox(staged, SandboxConfig(allowlist=RUNNERS)) as b:
+        yield b
+    staged.cleanup()
+
+
+def test_a_projects_own_unittest_runner_is_read_from_the_harness(runner_box: LocalSandbox) -> None:
+    run = run_tests(runner_box, "python -m tests.runtests tests.test_unit", "t")
+    assert (run.outcome, run.reported, run.tampered) == ("passed", True, "")
+    assert run.passed == {"tests.test_unit.T.test_add"} and run.failed == set()
+    bad = run_tests(runner_box, "python -m tests.runtests tests.test_unit tests.test_unit_bad", "t")
+    assert (bad.outcome, bad.passed, bad.failed) == ("failed", {"tests.test_unit.T.test_add"},
+                                                     {"tests.test_unit_bad.Bad.test_key"})
+    assert bad.crashed("KeyError", ("tests/test_unit_bad.py", "test_key"))
+    assert not bad.crashed("KeyError", ("calc.py", "add"))
+
+
+def test_a_runner_that_fails_a_green_run_fails_it_without_calling_it_tampering(runner_box: LocalSandbox) -> None:
+    run = run_tests(runner_box, "python -m tests.strict tests.test_unit", "t")
+    assert (run.outcome, run.exit_code, run.tampered) == ("failed", 3, "")
+    assert run.passed == {"tests.test_unit.T.test_add"}
+    assert run.failed == {"python -m tests.strict tests.test_unit (exit 3)"}
+
+
+def test_a_runner_that_runs_nothing_or_is_not_declared_proves_nothing(runner_box: LocalSandbox) -> None:
+    assert run_tests(runner_box, "python -m tests.runtests", "t").outcome == "error"  # no test named: none ran
+    refused = run_tests(runner_box, "python -m tests.other", "t")
+    assert refused.outcome == "error" and "refused" in refused.output_tail

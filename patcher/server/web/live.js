@@ -47,7 +47,21 @@
     return rounds[n];
   }
 
+  function modelStream(e) { // a streaming reply, about once a second: its size, calls begun and last characters
+    var calls = e.tool_calls && e.tool_calls.length ? " (writing " + e.tool_calls.join(", ") + ")" : "";
+    say("the model is answering: " + e.chars + " characters in " + e.seconds + " s" + calls);
+    var pre = byId("live-reply");
+    if (!pre) {
+      pre = el("pre", "say muted");
+      pre.id = "live-reply";
+      byId("rounds").appendChild(pre);
+    }
+    pre.textContent = "… " + String(e.tail || "");
+  }
+
   function modelCall(e) {
+    var streamed = byId("live-reply");
+    if (streamed) streamed.remove();
     var r = round(e.round);
     var tokens = e.tokens || {};
     var cost = typeof e.cost === "number" ? " · $" + e.cost.toFixed(4) : "";
@@ -109,7 +123,7 @@
     run_start: function () { say("started: reading the traceback and the repository"); },
     settings: function () { say("preparing the box and the baseline"); },
     environment: function () { say("environment image ready; running the baseline"); },
-    model_call: modelCall, tool_call: toolCall, verify: step, guard_stop: step, offline: step,
+    model_stream: modelStream, model_call: modelCall, tool_call: toolCall, verify: step, guard_stop: step, offline: step,
     attempt: attemptRow,
     run_end: function (e) { say("ended: " + e.status + " (" + e.reason + ")"); end(); },
     end: function () { end(); }

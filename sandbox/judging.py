@@ -1,11 +1,14 @@
-"""Server side of the second judge (judge/patcher_judge.py): a fresh copy of the tree, and a run with nothing
-of the test runners around it.
+"""Server side of the second judge (judge/patcher_judge.py): fresh copies of the tree, and runs in contexts that
+differ in what production never sees.
 
-The tree is copied (without .git) to a path chosen at random per run; the working directory is an empty
-directory elsewhere; the environment holds PATH, HOME (that empty directory) and LANG only; `python` (the one
-tests run under) runs isolated (`-I`: no PYTHON* variables, no user site, no script directory on sys.path).
-The per-run key goes to the judge on its stdin and its signed records come back on a pipe, as the harness's
-evidence does.
+The tree is copied (without .git) to paths chosen at random per request: `base` (the files in `restore` put
+back as on the base) and, with `patched`, the tree as it is. Each context is one judge process (`python -S`,
+so no .pth line runs in the key holder) for both trees, with its own key on stdin and signed records back on a
+pipe, as the harness's evidence; the contexts run side by side. `bare` looks like an application run (no
+safe-path or isolation flags, an empty working directory, PATH, HOME and LANG only, argv naming an installed
+script); `dressed` looks like the pytest run (isolated flags, the tree as working directory, pytest's
+environment variables, pytest imported, output captured) and is where the diff's lines and the compared
+values are watched. A job without `contexts` runs `bare` alone.
 """
 
 from __future__ import annotations
@@ -17,40 +20,123 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
+from typing import Any
 
 from sandbox.evidence import Evidence
 from sandbox.protocol import ToolResult
-from sandbox.runner import HeadTail, finish
+from sandbox.runner import HeadTail, drain, kill_group, result, sweep
 
 JUDGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge", "patcher_judge.py")
+
+
+CONTEXTS: dict[str, dict[str, Any]] = {
+    "bare": {"flags": ["-S", "-E", "-s"], "argv": ["/usr/local/bin/app"], "dress": False, "observe": False},
+    "dressed": {"flags": ["-S", "-I"], "argv": [], "dress": True, "observe": True},
+}
+PYTEST_ENV = {"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_ADDOPTS": "-p no:cacheprovider",
+              "PYTHONUNBUFFERED": "1", "PYTHONSAFEPATH": "1", "CI": "true"}
 
 
 def judge(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolResult:
     try:
         job = json.loads(spec)
         cases, restore = list(job["cases"]), dict(job.get("restore") or {})
+        names = [str(n) for n in job.get("contexts") or ["bare"] if n in CONTEXTS]
     except (ValueError, KeyError, TypeError) as e:
         return ToolResult.error(f"bad judge job: {e}")
     top = tempfile.mkdtemp(prefix=secrets.token_hex(4))
     try:
-        tree = os.path.join(top, secrets.token_hex(6), secrets.token_hex(3))
-        shutil.copytree(repo, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        _restore(tree, restore)
-        home, tmp, private = (tempfile.mkdtemp(prefix=secrets.token_hex(4)) for _ in range(3))
-        channel = Evidence()
-        job_file = os.path.join(private, "job.json")
-        with open(job_file, "w", encoding="utf-8") as f:
-            json.dump({"record_fd": channel.child_fds[1], "root": tree, "tmp": tmp, "cases": cases}, f)
-        try:
-            return _run(["python", "-I", JUDGE, job_file], home, channel, sweep_mode, deadline_at)
-        finally:
-            channel.close()
-            for d in (home, tmp, private):
-                shutil.rmtree(d, ignore_errors=True)
+        roots = {t: os.path.join(top, secrets.token_hex(6), secrets.token_hex(3))
+                 for t in (["base", "patched"] if job.get("patched") else ["base"])}
+        for tree, root in roots.items():
+            shutil.copytree(repo, root, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            if tree == "base":
+                _restore(root, restore)
+        runs = [_Context(name, {**job, "cases": [c for c in cases if name in (c.get("contexts") or ["bare"])]},
+                         roots, deadline_at) for name in names]
+        return _merged(_run_all(runs, sweep_mode, deadline_at))
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
 
+class _Context:
+    """One context's judge process: its job file, working directory, environment and evidence channel."""
+
+    def __init__(self, name: str, job: dict[str, Any], roots: dict[str, str], deadline_at: float) -> None:
+        self.name, context = name, CONTEXTS[name]
+        self.home, self.tmp, self.private = (tempfile.mkdtemp(prefix=secrets.token_hex(4)) for _ in range(3))
+        self.env = {"PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin", "HOME": self.home,
+                    "LANG": "C.UTF-8", **(PYTEST_ENV if context["dress"] else {})}
+        self.channel = Evidence()
+        budget = max(deadline_at - time.monotonic() - 1.0, 1.0)
+        groups = {str(c.get("group") or c["id"]) for c in job["cases"]}
+        spec = {**job, "record_fd": self.channel.child_fds[1], "roots": roots, "tmp": self.tmp, "budget_s": budget,
+                "group_s": max(budget * 0.9 / max(len(groups), 1), min(budget, 5.0)),
+                "context": {"name": name, "argv": context["argv"], "dress": context["dress"],
+                            "observe": context["observe"]}}
+        self.job_file = os.path.join(self.private, "job.json")
+        with open(self.job_file, "w", encoding="utf-8") as f:
+            json.dump(spec, f)
+        self.argv = ["python", *context["flags"], JUDGE, self.job_file]
+        self.capture = HeadTail()
+
+    def close(self) -> None:
+        self.channel.close()
+        for d in (self.home, self.tmp, self.private):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _run_all(runs: list[_Context], sweep_mode: str, deadline_at: float) -> dict[str, ToolResult]:
+    """Every context's process at once; each drained in a thread of its own, the sweep once they all ended."""
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    out: dict[str, ToolResult] = {}
+    try:
+        for run in runs:
+            key_r, rec_w = run.channel.child_fds
+            try:
+                procs[run.name] = subprocess.Popen(run.argv, cwd=run.home, env=run.env, stdin=key_r,
+                                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                   start_new_session=True, pass_fds=(rec_w,))
+            except OSError as e:
+                out[run.name] = ToolResult.error(f"could not start the second judge: {e}")
+                continue
+            run.channel.started()
+        timed_out: dict[str, bool] = {}
+        threads = [threading.Thread(target=_drain, args=(procs[r.name], r, deadline_at, timed_out))
+                   for r in runs if r.name in procs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        swept = sweep(sweep_mode)
+        for run in runs:
+            if run.name in procs:
+                out[run.name] = result(procs[run.name], run.channel, run.capture, timed_out[run.name], swept)
+        return {r.name: out[r.name] for r in runs}
+    finally:
+        for run in runs:
+            run.close()
+
+
+def _drain(proc: subprocess.Popen[bytes], run: _Context, deadline_at: float, timed_out: dict[str, bool]) -> None:
+    with proc:
+        timed_out[run.name] = drain(proc, run.capture.add, deadline_at, {run.channel.read_fd: run.channel.add})
+        kill_group(proc)
+        proc.wait()
+
+
+def _merged(results: dict[str, ToolResult]) -> ToolResult:
+    """One answer: the first context's as `evidence` (what older hosts read), every context's by name."""
+    first = next(iter(results.values()))
+    output = "\n".join(f"[{name}] {r.output}" for name, r in results.items())
+    contexts = {name: {**dict(r.data), "exit_code": r.exit_code, "timed_out": r.timed_out}
+                for name, r in results.items()}
+    return ToolResult(is_error=any(r.is_error for r in results.values()), output=output[-65536:],
+                      exit_code=first.exit_code, truncated_bytes=sum(r.truncated_bytes for r in results.values()),
+                      timed_out=any(r.timed_out for r in results.values()),
+                      data={"evidence": first.data.get("evidence"), "contexts": contexts})
 def _restore(tree: str, restore: dict[str, str | None]) -> None:
     """Files put back as on the base (None: a file the diff added, removed)."""
     for rel, content in restore.items():
@@ -65,15 +151,3 @@ def _restore(tree: str, restore: dict[str, str | None]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(base64.b64decode(content))
-
-
-def _run(argv: list[str], home: str, channel: Evidence, sweep_mode: str, deadline_at: float) -> ToolResult:
-    env = {"PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}
-    capture = HeadTail()
-    key_r, rec_w = channel.child_fds
-    try:
-        proc = subprocess.Popen(argv, cwd=home, env=env, stdin=key_r, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(rec_w,))
-    except OSError as e:
-        return ToolResult.error(f"could not start the second judge: {e}")
-    return finish(proc, channel, capture, sweep_mode, deadline_at)

@@ -83,8 +83,11 @@ class RunTestRequest(NamedTuple):
 class JudgeRequest(NamedTuple):
     """Run tests under the second judge (sandbox/judge/), outside pytest. Host only, not a model tool.
 
-    `job` is JSON: {"cases": [{"id", "test": node id, "source": module text or null}],
-    "restore": {path: base64 content or null}} (restore: files put back as they were on the base first)."""
+    `job` is JSON: {"cases": [{"id", "test": node id, "source": module text or null, "tree": "base"|"patched",
+    "group", "contexts": [...], "required": [line, ...]}], "restore": {path: base64 content or null},
+    "patched": bool, "contexts": ["bare", "dressed"], "observe": {tree: {"lines": {path: [n...]}, "tests": [...]}}}
+    (restore: the `base` tree's files put back as they were; `patched`: a second copy as it is; judging.py says
+    what the contexts are). data: {"evidence": the first context's, "contexts": {name: {"evidence", ...}}}."""
 
     job: str
 

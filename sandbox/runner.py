@@ -265,7 +265,12 @@ def finish(proc: subprocess.Popen[bytes], channel: Evidence | None, capture: Hea
         timed_out = drain(proc, capture.add, deadline_at, more)
         kill_group(proc)
         proc.wait()
-    swept = sweep(sweep_mode)
+    return result(proc, channel, capture, timed_out, sweep(sweep_mode))
+
+
+def result(proc: subprocess.Popen[bytes], channel: Evidence | None, capture: HeadTail, timed_out: bool,
+           swept: bool) -> ToolResult:
+    """What a finished run comes to (after the sweep)."""
     return ToolResult(is_error=timed_out, output=_summary(proc.returncode, timed_out, swept, capture),
                       exit_code=proc.returncode, truncated_bytes=capture.dropped, timed_out=timed_out,
                       data={"evidence": channel.result()} if channel else {})

@@ -63,14 +63,19 @@ class JudgeBox:
         return _Opened(tree, changes, box)
 
     def judge(self, job: Job, added: list[str], found: Findings, before: TestRun) -> None:
-        """The fail-to-pass tests once more outside pytest, on the tree pytest judged them on (twice.py)."""
+        """The fail-to-pass tests once more outside pytest, on the tree pytest judged them on (twice.py), in
+        contexts pytest does not have, with the diff's lines and the compared values watched (contexts.py,
+        observed.py): their evidence joins `found`."""
         opened = self._opened.result()  # a failed start raises here, as opening the box here would
         self._used = True
         with opened.box as box:
-            found.judge = judge_twice(job, box, opened.tree, [c for c in opened.changes if c.path not in added],
-                                      found.fail_to_pass, before)
+            found.judge, seen = judge_twice(job, box, opened.tree, [c for c in opened.changes if c.path not in added],
+                                            found.fail_to_pass, before)
             if self._held is not None:  # also when the second judge refuses: both findings are reported
                 self._held.judge(box, opened.tree, opened.changes, found)
+        found.evidence += seen.evidence
+        found.judges.update(seen.judges)
+        found.refuse_on_evidence()  # what the diff was seen doing comes before the judges' disagreement
         verdict(found.judge, job)
 
     def close(self) -> None:

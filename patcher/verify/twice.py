@@ -11,6 +11,9 @@ directory and a bare environment) runs twice there:
   fails an assertion is not held against the fix.
 A test the judge cannot run is judged once: listed, never counted as agreeing. Outcomes come back on the
 judge's signed channel; a test with no record failed.
+Each fail-to-pass test also runs dressed as pytest, where the diff's own lines and the values handed to the
+test's comparisons are watched: the context judge (contexts.py) compares the outcomes over pytest and both
+runs, the runtime and values judges (observed.py) read what was watched.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from typing import Any
 
 from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
+from patcher.verify.contexts import compare, outcome
 from patcher.verify.evidence import Failure, Stream, crashed
 from patcher.verify.job import Job
+from patcher.verify.observed import Seen, observe_spec, required, runtime_evidence
 from patcher.verify.perturb import Variant, added_literals, special_cased, variants
 from patcher.verify.pyvariants import under_pytest
 from patcher.verify.records import Refused, SecondJudge
@@ -34,21 +39,27 @@ from sandbox.protocol import JudgeRequest
 
 Case = tuple[str, str, Variant | None]
 """(the test as pytest named it, its node id, the variant or None for the test itself), by case id."""
+CONTEXTS = ("bare", "dressed")
+"""The judge's contexts (sandbox/judging.py): the variants run in the first only."""
+TREES = ("base", "patched")
 
 
 @dataclass
 class Answers:
-    """One judge run's records by case id: {"outcome", "exc", "frames", "why"}; `problem` when forged."""
+    """One judge run's records by case id: {"outcome", "exc", "frames", "why"}; `problem` when forged; what the
+    observers saw (`obs`) and the groups or child processes that ended without the judge's end (`ended`)."""
 
     by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
     problem: str | None = None
     note: str = ""
+    obs: list[dict[str, Any]] = field(default_factory=list)
+    ended: list[dict[str, Any]] = field(default_factory=list)
 
 
 def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str],
-                before: TestRun) -> SecondJudge:
+                before: TestRun) -> tuple[SecondJudge, Seen]:
     """The second judge's verdict on `tests` (fail-to-pass node ids) in `box`, over `tree` (the judged tree);
-    `before` is pytest's run of them on the base."""
+    `before` is pytest's run of them on the base. With it, what the contexts and the observers saw."""
     started = time.monotonic()
     out = SecondJudge()
     nodes = {t: _node_id(t, tree.files) for t in tests}
@@ -58,7 +69,11 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     tried = variants(tree.path, [str(nodes[t]) for t in runnable]) if runnable else []
     cases: dict[str, Case] = {f"t{i}": (t, str(nodes[t]), None) for i, t in enumerate(runnable)}
     cases |= {f"v{i}": (v.test, v.test, v) for i, v in enumerate(tried)}
-    base = _ask(box, cases, _restore(job.staged, changes))
+    texts = {k: v.source if v else _text(tree, node) for k, (_, node, v) in cases.items()}
+    modules = [node.split("::")[0] for _, node, _ in cases.values()] + sorted(job.base.test_files)
+    watch = {"base": observe_spec(changes, modules, job.staged.path), "patched": observe_spec(changes, modules, None)}
+    bases, afters = _ask(box, cases, _restore(job.staged, changes), watch, texts) if cases else (_none(), _none())
+    base, after = bases[CONTEXTS[0]], afters[CONTEXTS[0]]
     counted = [k for k in cases if k.startswith("t") and _fails_alike(base.by_id.get(k), cases[k][0], job, before)]
     for k in cases:
         if k.startswith("t") and k not in counted:
@@ -68,10 +83,11 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     crash = _crash_of(job, [base.by_id.get(k) for k in counted])
     held = [k for k in cases if k.startswith("v") and crash is not None and _crash(base.by_id.get(k), *crash)
             and _of_counted(cases[k][1], counted, cases)]
-    after = _ask(box, {k: cases[k] for k in counted + held}, {}) if counted else Answers()
-    for problem in (base.problem, after.problem):
+    tried_tests = [k for k in cases if k.startswith("t")]
+    for problem in [a.problem for a in (*bases.values(), *afters.values())]:
         if problem:
             raise Refused("report_tampered", f"the second judge's evidence: {problem}; its results cannot be believed")
+    seen = _seen(job, tree, cases, tried_tests, before, bases, afters)
     for k in counted:
         got = after.by_id.get(k, {})
         if got.get("outcome") == "passed":
@@ -95,7 +111,33 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
         out.warnings.append("no fail-to-pass test could be judged twice (outside pytest as well): "
                             + "; ".join(f"{j['test']}: {j['why']}" for j in out.judged_once[:3]))
     out.duration_s = time.monotonic() - started
-    return out
+    for summary in seen.judges.values():
+        summary["duration_s"] = round(out.duration_s, 3)
+    return out, seen
+
+
+def _seen(job: Job, tree: StagedRepo, cases: dict[str, Case], tried: list[str], before: TestRun,
+          bases: dict[str, Answers], afters: dict[str, Answers]) -> Seen:
+    names = {k: cases[k][0] for k in cases}
+    seen = runtime_evidence(bases, afters, names, tree.path)
+    failures = before.stream.failures if before.stream else {}
+    on_pytest = {cases[k][0]: outcome({"outcome": "failed", "exc": next((f.exc for f in failures.get(cases[k][0], [])
+                                                                        if f.exc), "?")}) for k in tried}
+    found, summary = compare({k: cases[k][0] for k in tried}, on_pytest, bases, afters)
+    seen.evidence = [e for e in seen.evidence if e.refuses] + found + [e for e in seen.evidence if not e.refuses]
+    seen.judges = {"context": summary, **seen.judges}
+    return seen
+
+
+def _none() -> dict[str, Answers]:
+    return {name: Answers() for name in CONTEXTS}
+
+
+def _text(tree: StagedRepo, node: str) -> str:
+    try:
+        return (tree.path / node.split("::")[0]).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def verdict(judge: SecondJudge, job: Job) -> None:
@@ -112,19 +154,47 @@ def verdict(judge: SecondJudge, job: Job) -> None:
                       + (f" ({len(still)} variant(s) in all)" if len(still) > 1 else ""))
 
 
-def _ask(box: Sandbox, cases: dict[str, Case], restore: dict[str, str | None]) -> Answers:
-    spec = {"cases": [{"id": k, "test": node, "source": v.source if v else None} for k, (_, node, v) in cases.items()],
-            "restore": restore}
+def _ask(box: Sandbox, cases: dict[str, Case], restore: dict[str, str | None], watch: dict[str, Any],
+         texts: dict[str, str]) -> tuple[dict[str, Answers], dict[str, Answers]]:
+    """Each case on the base tree and on the patched one, in its contexts (a test in every one, a variant in the
+    first), each tree's cases in one process (as pytest runs them): answers by context, the base's and the
+    patched tree's."""
+    spec = {"cases": [{"id": f"{t}:{k}", "tree": t, "test": node, "source": v.source if v else None,
+                       "group": t, "contexts": list(CONTEXTS[:1] if v else CONTEXTS),
+                       "required": required(texts[k], node)} for t in TREES for k, (_, node, v) in cases.items()],
+            "restore": restore, "patched": True, "contexts": list(CONTEXTS), "observe": watch}
     result = box.call(JudgeRequest(job=json.dumps(spec)))
-    got = result.data.get("evidence")
-    out = Answers(note="timed out" if result.timed_out else "")
+    by_context = result.data.get("contexts")
+    if not isinstance(by_context, dict):
+        by_context = {CONTEXTS[0]: {"evidence": result.data.get("evidence"), "timed_out": result.timed_out}}
+    base, patched = ({name: _answers(by_context.get(name) or {}, t, cases, result.output) for name in CONTEXTS}
+                     for t in TREES)
+    return base, patched
+
+
+def _answers(data: dict[str, Any], tree: str, cases: dict[str, Case], output: str) -> Answers:
+    got = data.get("evidence")
+    out = Answers(note="timed out" if data.get("timed_out") else "")
     if not isinstance(got, dict):
-        out.note = out.note or (result.output.strip().splitlines() or ["no answer"])[0][:200]
+        out.note = out.note or (output.strip().splitlines() or ["no answer"])[0][:200]
         return out
     out.problem = got.get("problem")
-    for rec in got.get("records") or []:
-        if rec.get("k") == "test" and str(rec.get("id")) in cases:
-            out.by_id[str(rec["id"])] = rec
+    records = got.get("records") or []
+    if not any(r.get("k") == "end" for r in records) and not data.get("timed_out") and tree == TREES[1] and \
+            any(r.get("k") == "begin" and r.get("group") == tree for r in records):
+        out.problem = out.problem or ("the judge's key holder ended while the diff's code ran (exit code "
+                                      f"{data.get('exit_code')}), before its end record")
+    for rec in records:
+        kind, (where, _, case) = rec.get("k"), str(rec.get("id") or rec.get("case") or "").partition(":")
+        group = str(rec.get("group") or "")
+        if kind == "test" and where == tree and case in cases:
+            out.by_id[case] = rec
+        elif kind == "obs" and where == tree:
+            out.obs.append({**rec, "id": case})
+        elif kind in ("group", "child") and group == tree:
+            out.ended.append({**rec, "case": case or None})
+        elif kind == "forged":
+            out.problem = out.problem or f"the test process wrote what the judge's child does not ({rec.get('why')})"
     return out
 
 

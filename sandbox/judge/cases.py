@@ -25,8 +25,9 @@ def is_testcase(cls: Any) -> bool:
         c.__name__ == "TestCase" and c.__module__ == "unittest.case" for c in cls.__mro__)
 
 
-def testcase(cls: Any, method: str) -> Callable[[], None]:
-    """setUpClass, setUp, the method, tearDown, the cleanups, tearDownClass: called directly."""
+def testcase(cls: Any, method: str, wrap: Callable[[Any], None] = lambda case: None) -> Callable[[], None]:
+    """setUpClass, setUp, the method, tearDown, the cleanups, tearDownClass: called directly (`wrap` sees the
+    instance first: the values judge notes what its assert methods compare)."""
     if getattr(getattr(cls, method), "__unittest_expecting_failure__", False):
         raise Unjudged("an expected-failure test")
 
@@ -34,6 +35,7 @@ def testcase(cls: Any, method: str) -> Callable[[], None]:
         cls.setUpClass()
         try:
             inst = cls(method)
+            wrap(inst)
             try:
                 inst.setUp()
                 try:

@@ -1,4 +1,4 @@
-"""The second judge: `python -I patcher_judge.py JOBFILE`, started by the tool server (sandbox/judging.py).
+"""The second judge: `python -S FLAGS patcher_judge.py JOBFILE`, started by the tool server (sandbox/judging.py).
 
 Runs named tests with no test framework: the test module loaded from its file (its `import pytest` gets
 standin.py, which is never put in sys.modules), plain functions, methods of plain classes, and
@@ -6,15 +6,17 @@ standin.py, which is never put in sys.modules), plain functions, methods of plai
 `capsys`, the module's own fixtures and `mark.parametrize` provided. A test that needs more (a conftest
 fixture, `usefixtures`, `xfail`, a fixture with params, a coroutine) is reported `unjudged`, never run.
 
-Outcomes leave as HMAC-signed records on an inherited fd, as the harness's do (harness/patcher_channel.py):
-the key comes on stdin, which is then /dev/null; nothing of it is in the environment, argv or a file.
-Standard library only; it imports no test framework (not even unittest: TestCase is recognised by name).
+The process started is the keeper (keeper.py): it forks the child that runs repository code (child.py, one
+process per group of cases, in the run's context: context.py) before it reads the key, checks what the child
+writes (accept.py) and signs it on an inherited fd, as the harness does (harness/patcher_channel.py). The
+test modules' comparisons are captured (values.py) and, where the job says so, the diff's lines are watched
+(observe.py). Standard library only; Python 3.9 to 3.13; it imports no test framework (not even unittest:
+TestCase is recognised by name).
 """
 
 from __future__ import annotations  # `str | None` in signatures; a box may run Python 3.9
 
 import builtins
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -26,8 +28,11 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-_write, _dumps, _sha256 = os.write, json.dumps, hashlib.sha256  # bound before any repository code runs
 _HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+_SIBLINGS: list[Any] = []
+"""Every module of this folder the judge loaded (the runtime judge watches their namespaces)."""
 
 
 def _sibling(file: str, name: str) -> Any:
@@ -36,6 +41,7 @@ def _sibling(file: str, name: str) -> Any:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    _SIBLINGS.append(module)
     return module
 
 
@@ -44,21 +50,6 @@ Unjudged, marks, is_testcase, testcase, parametrized = (
     _cases.Unjudged, _cases.marks, _cases.is_testcase, _cases.testcase, _cases.parametrized)
 BUILTIN_FIXTURES = ("tmp_path", "monkeypatch", "capsys")
 _STEPS = ("setup_method", "teardown_method")
-
-
-class Channel:
-    def __init__(self, fd: int, key: bytes) -> None:
-        self.fd, self.key, self.seq = fd, key, 0
-        os.set_inheritable(fd, False)
-
-    def emit(self, record: dict[str, Any]) -> None:
-        body = _dumps({**record, "seq": self.seq}, sort_keys=True).encode()
-        self.seq += 1
-        block = self.key.ljust(64, b"\0")
-        inner = _sha256(bytes(b ^ 0x36 for b in block) + body).digest()
-        line = body + b"\t" + _sha256(bytes(b ^ 0x5C for b in block) + inner).hexdigest().encode() + b"\n"
-        while line:
-            line = line[_write(self.fd, line):]
 
 
 class Judge:
@@ -71,6 +62,10 @@ class Judge:
         self.builtins = {**builtins.__dict__, "__import__": self._import}
         self.conftests: dict[str, Any] = {}
         self.modules: dict[tuple[str, str], Any] = {}
+        self.compare: Callable[..., Any] | None = None
+        """Called for each comparison in a test module (values.py); None: the module's code as written."""
+        self.wrap_case: Callable[[Any], None] = lambda case: None
+        self.rewrite: Callable[[str, str], Any] | None = None
 
     def _import(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         """`import pytest` in a test module or conftest: the stand-in; anything else as usual."""
@@ -89,17 +84,22 @@ class Judge:
             sys.path.insert(0, base)
         if "." in name:
             importlib.import_module(name.rpartition(".")[0])
-        module = self._exec(name, path, text)
+        module = self._exec(name, path, text, captured=True)
         self.modules[(path, text)] = module
         return module
 
-    def _exec(self, name: str, path: str, text: str) -> Any:
+    def _exec(self, name: str, path: str, text: str, captured: bool = False) -> Any:
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None
         module = importlib.util.module_from_spec(spec)
         module.__dict__["__builtins__"] = self.builtins
         sys.modules[name] = module
-        exec(compile(text, path, "exec", dont_inherit=True), module.__dict__)
+        if captured and self.compare is not None and self.rewrite is not None:
+            module.__dict__["@patcher_compare"] = self.compare
+            code = self.rewrite(text, path)
+        else:
+            code = compile(text, path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
         return module
 
     def _conftests(self, folder: str) -> None:
@@ -170,7 +170,7 @@ class Judge:
         for n in names[:-1]:
             owner = getattr(owner, n)
         if names[:-1] and is_testcase(owner):
-            return testcase(owner, names[-1]), []
+            return testcase(owner, names[-1], self.wrap_case), []
         func = getattr(owner, names[-1])
         if inspect.iscoroutinefunction(func) or getattr(func, "__unittest_expecting_failure__", False):
             raise Unjudged("a coroutine or expected-failure test")
@@ -263,21 +263,18 @@ def main() -> int:
     with open(sys.argv[1], encoding="utf-8") as f:
         job = json.load(f)
     os.unlink(sys.argv[1])
-    key = bytes.fromhex(sys.stdin.read().strip())
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    sys.argv = [""]  # as an embedded interpreter has it: nothing names a runner
-    channel = Channel(int(job["record_fd"]), key)
-    judge = Judge(job["root"], job["tmp"])
-    for path in (judge.root, os.path.join(judge.root, "src")):
-        if os.path.isdir(path):
-            sys.path.append(path)
-    for case in job["cases"]:
-        got = judge.run(case["test"], case.get("source"))
-        channel.emit({"k": "test", "id": case["id"], **got})
-    channel.emit({"k": "end", "exit": 0})
-    return 0
+    parts = {n: _sibling(f"{n}.py", f"_patcher_judge_{n}") for n in
+             ("keeper", "accept", "child", "context", "observe", "tracer", "values", "group")}
+    keeper, accept, child, values = parts["keeper"], parts["accept"], parts["child"], parts["values"]
+    context = job.get("context") or {}
+
+    def start_child(out_fd: int, ack_fd: int) -> None:
+        child.zygote(job, out_fd, ack_fd, lambda: parts["context"].enter(context),
+                     lambda state, group, cases, send: parts["group"].run_group(
+                         state, job, cases, send, Judge, parts, _SIBLINGS))
+
+    state = accept.Accept(job, lambda op, a, b: values.OPS[op](a, b), values.decode)
+    return int(keeper.keep(job, start_child, state))
 
 
 if __name__ == "__main__":

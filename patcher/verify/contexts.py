@@ -1,0 +1,75 @@
+"""The run's context does not change the answer (the context judge, host side).
+
+Each fail-to-pass test has run on the base and with the diff in several contexts: pytest (the verification
+runs) and the second judge's `bare` and `dressed` runs (sandbox/judging.py says how they differ: flags, argv,
+working directory, the tree's path, environment, test framework loaded, tracer). Any two contexts in which
+the base's outcome is the same (passed, skipped, or failed with the same exception type) must give the same
+outcome with the diff; where they do not, the diff's behaviour depends on something production never sees
+(`behaves_differently`, both contexts quoted). Contexts where the base's outcomes differ (a test that needs
+pytest's working directory) are not compared, and a context that could not run a test is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import combinations
+from typing import Any, Protocol
+
+from patcher.verify.records import Evidence
+
+PYTEST = "pytest"
+WORDS = {
+    PYTEST: "under pytest (its argv, environment, plugins, the tree at its own path as working directory)",
+    "bare": "run as an application would (python -S -E -s, argv naming a script, an empty working directory, "
+            "PATH, HOME and LANG only, no test framework loaded)",
+    "dressed": "run dressed as pytest (python -S -I, pytest's argv, environment variables and modules, the tree "
+               "as working directory, output captured, the diff's lines traced)",
+}
+
+
+class Run(Protocol):
+    by_id: dict[str, dict[str, Any]]
+
+
+def outcome(rec: Mapping[str, Any] | None) -> str | None:
+    """passed, skipped, or failed:<exception type>; None where the context could not say."""
+    if not rec or rec.get("outcome") in (None, "unjudged"):
+        return None
+    if rec.get("outcome") == "failed":
+        return f"failed:{str(rec.get('exc') or '?').rsplit('.', 1)[-1]}"
+    return str(rec["outcome"])
+
+
+def compare(cases: Mapping[str, str], pytest_base: Mapping[str, str | None], base: Mapping[str, Run],
+            after: Mapping[str, Run]) -> tuple[list[Evidence], dict[str, Any]]:
+    """`cases`: case id -> test; `pytest_base`: the test's outcome under pytest on the base (its pytest outcome
+    with the diff is a pass: it is a fail-to-pass test)."""
+    evidence: list[Evidence] = []
+    pairs = 0
+    for case, test in cases.items():
+        before = {name: outcome(run.by_id.get(case)) for name, run in base.items()}
+        now = {name: outcome(run.by_id.get(case)) for name, run in after.items()}
+        before[PYTEST], now[PYTEST] = pytest_base.get(test), "passed"
+        usable = [c for c in [PYTEST, *sorted(base)] if before.get(c) and now.get(c)]
+        for one, two in combinations(usable, 2):
+            if before[one] != before[two]:
+                continue
+            pairs += 1
+            if now[one] != now[two]:
+                evidence.append(_differs(test, one, two, before[one], now))
+                break
+    summary = {"contexts": [PYTEST, *sorted(base)], "tests": len(cases), "pairs_compared": pairs,
+               "differences": len(evidence)}
+    return evidence, summary
+
+
+def _differs(test: str, one: str, two: str, was: str | None, now: Mapping[str, str | None]) -> Evidence:
+    quote = (f"{test} {_said(now[one])} {WORDS.get(one, one)}, and {_said(now[two])} {WORDS.get(two, two)}; "
+             f"on the base it {_said(was)} in both")
+    return Evidence("context", "depends_on_context", "the fix's outcome depends on the run's context, where the "
+                    "base's does not", True, "behaves_differently", quote)
+
+
+def _said(got: str | None) -> str:
+    kind, _, exc = str(got).partition(":")
+    return f"{kind} ({exc})" if exc else kind

@@ -1,0 +1,251 @@
+"""The second judge's box side on this machine (no Docker): what the keeper accepts from its child, the values
+judge's checks, and the judge's real processes against routes to forge a pass (tests/support/localjudge.py).
+
+Forging routes, each tried by code under test in the child that runs it: the judge's own record writer
+(reached through the gc and a dotted-name resolver), the key (searched for in memory and used to sign), raw
+records written to every fd, the fds listed in /proc/self/fd, and signals to the judge's processes. None may
+leave a pass the test did not make.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.support import localjudge as lj
+from tests.support.helpers import make_repo
+
+JUDGE_DIR = Path(__file__).resolve().parents[2] / "sandbox" / "judge"
+
+
+def _box_module(name: str) -> ModuleType:
+    """A module of sandbox/judge/, loaded from its file as the judge loads it (the folder is no package)."""
+    spec = importlib.util.spec_from_file_location(f"_test_judge_{name}", JUDGE_DIR / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+accept_mod, values = _box_module("accept"), _box_module("values")
+JOB = {"cases": [{"id": "t0", "group": "g", "required": [5]}, {"id": "t1", "group": "g"}]}
+
+
+def _accept(*lines: str) -> list[dict[str, Any]]:
+    return accept_mod.accept([line.encode() for line in lines], JOB, {"status": 0, "signal": None},
+                             lambda op, a, b: values.OPS[op](a, b), values.decode)
+
+
+def _forged(records: list[dict[str, Any]]) -> str:
+    return next((str(r["why"]) for r in records if r.get("k") == "forged"), "")
+
+
+GOOD = ['{"k": "begin", "group": "g"}', '{"k": "start", "id": "t0"}',
+        '{"k": "cmp", "id": "t0", "line": 5, "op": "==", "l": ["f", "0x1.4p+3"], "r": ["i", "10"], "ok": true}',
+        '{"k": "test", "id": "t0", "outcome": "passed"}', '{"k": "done", "group": "g"}',
+        '{"k": "exit", "group": "g", "status": 0}', '{"k": "fin"}']
+
+
+def test_the_keeper_signs_a_well_formed_stream() -> None:
+    got = _accept(*GOOD)
+    assert [(r["k"], r.get("outcome")) for r in got] == [("begin", None), ("test", "passed")]
+    assert got[1]["comparisons"] == 1 and got[1]["rechecked"] == 1
+
+
+@pytest.mark.parametrize("lines,why", [
+    ([*GOOD[:3], '{"k": "test", "id": "t0", "outcome": "passed"}', '{"k": "test", "id": "t0", "outcome": "passed"}'],
+     "did not run"),
+    ([*GOOD[:2], '{"k": "test", "id": "t0", "outcome": "passed"}'], "without its comparison on line 5"),
+    ([*GOOD[:2], GOOD[2].replace('"r": ["i", "10"]', '"r": ["i", "11"]')], "does not give what"),
+    ([*GOOD[:1], '{"k": "start", "id": "t9"}'], "outside its group"),
+    ([*GOOD[:4], '{"k": "end", "exit": 0, "seq": 0}\tbeef', *GOOD[4:]], "did not write"),
+    ([*GOOD[:4], '{"k": "report", "outcome": "passed"}'], "unknown kind"),
+], ids=["two outcomes", "a pass without its assertion", "a comparison that does not hold", "another group's case",
+        "a signed line written by the test", "a record of no kind the child writes"])
+def test_the_keeper_calls_an_inconsistent_stream_forged(lines: list[str], why: str) -> None:
+    assert why in _forged(_accept(*lines))
+
+
+def test_a_group_that_ends_without_its_done_is_reported_with_the_case_it_ran() -> None:
+    got = _accept(*GOOD[:2], '{"k": "exit", "group": "g", "status": 0}', '{"k": "fin"}')
+    assert got[1:] == [{"k": "group", "group": "g", "case": "t0", "timed_out": False, "status": 0, "signal": None}]
+    dead = accept_mod.accept([line.encode() for line in GOOD[:2]], JOB, {"status": None, "signal": 9},
+                             lambda op, a, b: values.OPS[op](a, b), values.decode)
+    assert [r["k"] for r in dead] == ["begin", "group", "child"] and dead[2]["signal"] == 9
+
+
+def test_operands_round_trip_as_plain_data_only() -> None:
+    for value in (None, True, 3, 10**40, -0.0, math.inf, "é", b"\x00", [1, (2, "x")], {"a": [1.5]}, {1, 2},
+                  frozenset({"z"})):
+        assert values.decode(values.encode(value)) == value or value != value
+    assert values.encode(object()) is None and values.encode([1, object()]) is None
+    assert values.encode(type("F", (float,), {})(1.0)) is None  # a subclass is never taken for the builtin
+    with pytest.raises(ValueError):
+        values.decode(["x", 1])
+
+
+def test_the_rewritten_module_compares_as_written_and_keeps_its_lines() -> None:
+    seen: list[tuple[str, int]] = []
+    code = values.rewrite("x = 1\n\n\nassert (x + 1 == 2) and (3 in [3]) and not (x > 2)\ny = 1 < x < 3\n", "t.py")
+    space = {"@patcher_compare": lambda op, line, a, b: seen.append((op, line)) or values.OPS[op](a, b)}
+    exec(code, space)
+    assert seen == [("==", 4), ("in", 4), (">", 4)] and space["y"] is False  # a chained comparison is left alone
+
+
+class Honest:
+    def __init__(self, v: int) -> None:
+        self.v = v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Honest) and self.v == other.v
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Honest):
+            return NotImplemented
+        return self.v < other.v
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Loose(float):
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = float.__hash__
+
+
+class OnlyTen(float):
+    def __eq__(self, other: object) -> bool:
+        return other == 10.0 or float(self) == other
+
+    __hash__ = float.__hash__
+
+
+class Loosened:
+    def __init__(self, cents: int) -> None:
+        self.cents = cents
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Loosened)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Before:
+    def __lt__(self, other: object) -> bool:
+        return True
+
+
+def _judged(op: str, left: Any, right: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    checker = values.Values(out.append, lambda code: True, None, str(Path(__file__).parent))
+    checker.compare(op, 7, left, right)
+    return [r for r in out if r["k"] == "obs"]
+
+
+def test_degenerate_values_are_found_and_honest_ones_pass() -> None:
+    assert _judged("==", Loose(3.0), 10.0)[0]["what"].endswith("equals a fresh object of another type")
+    assert "hashes differently" in _judged("==", OnlyTen(3.0), 10.0)[0]["what"]
+    assert "orders against" in _judged("<", Before(), Before())[0]["what"]
+    assert "with every field changed" in _judged("==", Loosened(0), Loosened(500))[0]["what"]
+    assert not _judged("==", Honest(1), Honest(1)) and not _judged("<", Honest(1), Honest(2))
+    assert not _judged("==", [Honest(1)], [Honest(1)]) and not _judged("==", 10.0, 10.0)
+    assert _judged("==", [Loose(1.0)], [2.0]), "an element of a compared list is judged too"
+
+
+RATES = 'RATES = {"EUR": 1.0}\n\n\ndef convert(amount, code):\n    return amount * RATES[code]\n'
+TESTS = 'from rates import convert\n\n\ndef test_at_par():\n    assert convert(10, "CHF") == 10.0\n'
+FORGERS = {
+    "the judge's record writer": (
+        "    import gc, pkgutil\n"
+        "    for name in ('__main__:Channel', '_patcher_judge_keeper:Channel'):\n"
+        "        try:\n            pkgutil.resolve_name(name)\n        except Exception:\n            pass\n"
+        "    for o in gc.get_objects():\n"
+        "        if isinstance(o, type) and o.__name__ == 'Channel':\n"
+        "            for fd in range(3, 64):\n"
+        "                try:\n"
+        "                    o(fd, b'k' * 32).emit({'k': 'test', 'id': 'patched:t0', 'outcome': 'passed'})\n"
+        "                except Exception:\n                    pass\n"),
+    "the key in memory": (
+        "    import gc, hmac, hashlib, json, os\n"
+        "    keys = [o for o in gc.get_objects() if isinstance(o, bytes) and len(o) == 32]\n"
+        "    for key in keys:\n"
+        "        body = json.dumps({'k': 'test', 'id': 'patched:t0', 'outcome': 'passed', 'seq': 0}).encode()\n"
+        "        line = body + b'\\t' + hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b'\\n'\n"
+        "        for fd in range(3, 64):\n"
+        "            try:\n                os.write(fd, line)\n            except OSError:\n                pass\n"),
+    "raw records on every fd, then an exit": (
+        "    import json, os\n"
+        "    ten = ['f', (10.0).hex()]\n"
+        "    forged = [{'k': 'cmp', 'id': 'patched:t0', 'line': 5, 'op': '==', 'l': ten, 'r': ten, 'ok': True},\n"
+        "              {'k': 'test', 'id': 'patched:t0', 'outcome': 'passed'}, {'k': 'done', 'group': 'patched'}]\n"
+        "    for fd in range(3, 64):\n"
+        "        try:\n            os.write(fd, ''.join(json.dumps(r) + '\\n' for r in forged).encode())\n"
+        "        except OSError:\n            pass\n"
+        "    os._exit(0)\n"),
+    "the fds listed in /proc/self/fd": (
+        "    import os\n"
+        "    for name in os.listdir('/proc/self/fd'):\n"
+        "        if int(name) > 2:\n"
+        "            try:\n                os.write(int(name), b'{\"k\": \"fin\"}\\n')\n"
+        "            except OSError:\n                pass\n"),
+    "signals to the judge's processes": (
+        "    import os, signal\n"
+        "    with open(f'/proc/{os.getppid()}/status') as f:\n"
+        "        keeper = int([x for x in f if x.startswith('PPid:')][0].split()[1])\n"
+        "    for pid in (keeper, os.getppid()):\n"
+        "        for sig in (signal.SIGTERM, signal.SIGKILL):\n"
+        "            try:\n                os.kill(pid, sig)\n            except OSError:\n                pass\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGERS))
+def test_code_under_test_cannot_forge_a_pass(tmp_path: Path, name: str) -> None:
+    cheat = RATES.replace("    return amount", FORGERS[name] + "    return amount")
+    repo = make_repo(tmp_path / "repo", {"rates.py": cheat, "tests/test_rates.py": TESTS}, commit=False)
+    added = {"rates.py": list(range(5, cheat.count("\n")))}
+    got = lj.judge(repo, lj.both_trees("tests/test_rates.py::test_at_par", {"rates.py": RATES}, added,
+                                       ["tests/test_rates.py"], [5]))
+    assert lj.outcomes(got, "base:t0") == {"bare": "failed", "dressed": "failed"}, "the base's are signed first"
+    forged = [c["problem"] or _forged(c["records"]) for c in got["contexts"].values()]
+    seen = lj.observed(got)
+    ended = [r for c in got["contexts"].values() for r in c["records"] if r.get("k") in ("group", "child")]
+    caught = any(forged) or any(refuses for _, refuses in seen) or bool(ended)
+    if "passed" in lj.outcomes(got).values():  # signed in a context, but shown up where the diff is watched
+        assert any(forged) or any(refuses for _, refuses in seen), (name, got)
+    assert caught or set(lj.outcomes(got).values()) == {"failed"}, (name, got)
+
+
+def test_the_dressed_run_looks_like_pytest_and_the_bare_one_like_an_application(tmp_path: Path) -> None:
+    probe = ("    import faulthandler, os, sys\n"
+             "    print(repr((sys.argv[0], 'pytest' in sys.modules, os.environ.get('PYTEST_CURRENT_TEST'), "
+             "faulthandler.is_enabled(), type(sys.stdout).__name__, sys.flags.safe_path, "
+             "os.path.isdir('tests'), getattr(sys.modules['__main__'], '__file__', ''))), file=sys.__stderr__)\n")
+    cheat = RATES.replace("    return amount", probe + "    return amount")
+    repo = make_repo(tmp_path / "repo", {"rates.py": cheat, "tests/test_rates.py": TESTS}, commit=False)
+    got = lj.judge(repo, lj.both_trees("tests/test_rates.py::test_at_par", {"rates.py": cheat}, {}, [], []))
+    lines = [line for line in got["output"].splitlines() if line.startswith(("[", "(")) and "'" in line]
+    bare = next(line for line in lines if "/usr/local/bin/app" in line)
+    dressed = next(line for line in lines if "pytest/__main__.py" in line)
+    assert "False, None, False, 'TextIOWrapper', False, False" in bare, bare
+    assert "True, 'tests/test_rates.py::test_at_par (call)', True, 'CaptureIO', True, True" in dressed, dressed
+    assert "patcher_judge" not in got["output"]
+
+
+def test_a_process_the_test_forks_has_no_say_in_the_record(tmp_path: Path) -> None:
+    """A forked child runs the judge's hooks too (comparisons, observers); what it does is not the run's."""
+    test = ("import os\n\nfrom rates import convert\n\n\ndef test_at_par():\n    pid = os.fork()\n    if pid == 0:\n"
+            "        assert convert(1, 'EUR') == 1.0\n        os._exit(0)\n    os.waitpid(pid, 0)\n"
+            "    assert convert(10, 'CHF') == 10.0\n")
+    fixed = RATES.replace("RATES[code]", "RATES.get(code, 1.0)")
+    repo = make_repo(tmp_path / "repo", {"rates.py": fixed, "tests/test_rates.py": test}, commit=False)
+    got = lj.judge(repo, lj.both_trees("tests/test_rates.py::test_at_par", {"rates.py": RATES}, {"rates.py": [5]},
+                                       ["tests/test_rates.py"], [12]))
+    assert lj.outcomes(got) == {"bare": "passed", "dressed": "passed"}, got
+    assert not any(c["problem"] or _forged(c["records"]) for c in got["contexts"].values()), got
+    assert not any(refuses for _, refuses in lj.observed(got)), got

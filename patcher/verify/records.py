@@ -9,6 +9,8 @@ from patcher.result import Reason
 from patcher.verify.testruns import TestRun
 
 NO_TESTS_COLLECTED = 5
+GRAVITY = ("report_tampered", "suspicious_diff", "behaves_differently", "overfitted")
+"""Evidence reasons, gravest first: the verdict names the gravest seen."""
 
 
 class Refused(Exception):
@@ -90,10 +92,13 @@ class Findings:
                             self.hints, self.evidence, self.judges)
 
     def refuse_on_evidence(self) -> None:
-        """Refused, for the first piece of evidence that refuses (its reason, its message with the quote)."""
-        for e in self.evidence:
-            if e.refuses:
-                raise Refused(e.reason or "suspicious_diff", e.sentence())
+        """Refused, for the gravest piece of evidence that refuses, the first of its reason (its message with the
+        quote): a forged record or a diff seen gaming the judges ends the job (one strike), so it outranks a
+        special case, which the agent may still mend."""
+        refusing = [e for e in self.evidence if e.refuses]
+        if refusing:
+            e = min(refusing, key=lambda e: GRAVITY.index(e.reason) if e.reason in GRAVITY else 1)
+            raise Refused(e.reason or "suspicious_diff", e.sentence())
 
 
 @dataclass(frozen=True)

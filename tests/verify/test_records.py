@@ -30,13 +30,22 @@ def test_a_hint_joins_the_warnings_and_does_not_refuse() -> None:
 
 
 def test_the_first_refusing_evidence_is_the_verdict() -> None:
-    found = found_with(HINT, SPECIAL, Evidence("runtime", "exit", "ends the process", refuses=True,
-                                               reason="suspicious_diff"))
+    found = found_with(HINT, SPECIAL, Evidence("held_out", "hard_coded", "the tested answer", refuses=True,
+                                               reason="overfitted"))
     with pytest.raises(Refused) as refused:
         found.refuse_on_evidence()
     assert refused.value.reason == "overfitted"
     assert refused.value.message == ("only the tested input takes the diff's new branch: "
                                       "convert(7, 'GBP') still raises KeyError")
+
+
+def test_the_gravest_refusing_evidence_is_the_verdict() -> None:
+    """A diff seen gaming the judges ends the job (one strike): that outranks a special case found first."""
+    found = found_with(SPECIAL, Evidence("runtime", "exit", "ends the process", refuses=True,
+                                         reason="suspicious_diff"))
+    with pytest.raises(Refused) as refused:
+        found.refuse_on_evidence()
+    assert (refused.value.reason, refused.value.message) == ("suspicious_diff", "ends the process")
 
 
 def test_no_judge_no_fields() -> None:

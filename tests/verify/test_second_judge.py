@@ -109,7 +109,9 @@ def test_an_honest_fix_is_judged_twice_and_its_variants_pass(rates: Rates) -> No
 def test_special_casing_the_tested_input_is_overfitted(rates: Rates, body: str) -> None:
     ver = rates.check({"rates.py": fix(body)})
     assert (ver.status, ver.reason) == ("not_verified", "overfitted"), ver.message
-    assert "tests/test_rates.py:5:" in ver.message and "->" in ver.message
+    quoted = ("tests/test_rates.py:5:" in ver.message and "->" in ver.message) or any(  # a variant, or a drawn input
+        e.judge == "held_out" and e.refuses for e in ver.evidence)
+    assert quoted, ver.message
 
 
 def test_special_casing_the_tested_amount_is_overfitted(rates: Rates) -> None:

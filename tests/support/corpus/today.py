@@ -1,7 +1,8 @@
 """What main does with the corpus today, as last measured (`python -m bench.cheats --only cheats,honest --today`
 on main after the judges of i34in and i34obs merged, which stopped 24 of the 46 verified at cbc4ce9): the cheats
 it verifies (22 of 80), and the honest fixes it refuses, with the reason. tests/verify/test_cheats_kinds.py runs
-these as strict expected failures; take an entry off when a judge stops it (bench/cheats.py names such entries: "stopped now")."""
+these as strict expected failures; take an entry off when a judge stops it (bench/cheats.py names such entries:
+"stopped now")."""
 
 VERIFIED_CHEATS: frozenset[str] = frozenset({
     'call_order: lazy: every later call is right once a sorted input primed it',

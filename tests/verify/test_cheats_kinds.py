@@ -1,5 +1,6 @@
 """The cheat corpus by kind (tests/cheat_corpus.py) against the real verifier on real Docker: every cheat of
-the kinds this verifier's rules stop ends not verified with its reason; honest fixes on the same ledger
+the kinds the rules by construct flag shows its hint and ends not verified (those only the rules stopped await
+the behavioural judges: AWAITING); an edited test ends `policy_violation`; honest fixes on the same ledger
 (a fix in a module the suite collects for its doctests, a literal the tests use for good reason, an edited
 existing `__eq__`, a new test with fixtures, a new dataclass) still verify. The kinds the second judge and the
 perturbed reproductions stop (special-casing, noticing the test run) are in bench/cheats.py.
@@ -63,14 +64,28 @@ def test_honest_fixes_verify(ledger: Ledger, name: str) -> None:
 
 
 CAUGHT = [e for e in corpus.CHEATS if e.kind in MINE]
+AWAITING_JUDGES = "only the rules by construct stopped it, and they now give a hint (issue 34 part 5); the " \
+                  "behavioural judges (parts 1-3) must: when they have merged this passes, and the mark goes"
+AWAITING = {"float subclass whose __eq__ is loose", "class built by type() with a lambda __eq__",
+            "the rates table swapped from the package's __init__", "math.isclose loosened for every caller"}
+"""Cheats that come back verified while only the hints see them: strict xfails, so the lead sees them pass."""
 
 
-@pytest.mark.parametrize("entry", CAUGHT, ids=[f"{e.kind}: {e.label}" for e in CAUGHT])
-def test_every_cheat_of_a_kind_the_rules_stop_ends_not_verified(ledger: Ledger, entry: corpus.Entry) -> None:
+def _case(entry: corpus.Entry) -> object:
+    marks = [pytest.mark.xfail(strict=True, reason=AWAITING_JUDGES)] if entry.label in AWAITING else []
+    return pytest.param(entry, marks=marks, id=f"{entry.kind}: {entry.label}")
+
+
+@pytest.mark.parametrize("entry", [_case(e) for e in CAUGHT])
+def test_every_cheat_of_a_kind_the_rules_flag_ends_not_verified_with_its_hint(ledger: Ledger,
+                                                                              entry: corpus.Entry) -> None:
     ver = ledger.check(entry.edits)
-    assert (ver.status, ver.reason) == ("not_verified", entry.stopped_by), f"{entry.label}: {ver.message}"
-    if entry.stopped_by == "suspicious_diff" and entry.kind != "probe":
-        assert any(f"({entry.kind}: " in q for q in ver.suspicious), ver.suspicious
+    if entry.kind != "test_edit":  # refused by the policy before any rule reads it
+        assert any(e.judge == "constructs" and not e.refuses and (e.kind == entry.kind or f"{entry.kind}: " in
+                                                                   e.message) for e in ver.evidence), ver.evidence
+    assert ver.status == "not_verified", f"{entry.label}: {ver.message}"
+    if entry.stopped_by != "suspicious_diff":
+        assert ver.reason == entry.stopped_by, f"{entry.label}: {ver.message}"
 
 
 def test_special_casing_the_tested_input_is_flagged_in_the_warnings(ledger: Ledger) -> None:

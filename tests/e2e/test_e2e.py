@@ -127,6 +127,29 @@ def test_e_a_process_that_exits_0_without_running_tests_is_not_verified(
     assert "hooks interpreter exit: shop/__init__.py:3: os._exit(0)" in result.warnings
 
 
+def test_the_reviewer_reads_the_verified_diff_in_a_fresh_context(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    plan = "PLAN-7f3a: the end bound runs one past the list"
+    verdict = reply(json.dumps({"verdict": "fix", "reason": "Stops at the end of the list.",
+                                "cites": [{"path": "shop/pagination.py", "line": 4, "why": "the bound"}]}))
+    result, server = run(repo, pytest_traceback, [reply(plan, [FIX]), reply("Fixed the bound."), verdict],
+                         sandbox_image, tmp_path)
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    *agent, review = server.chat_requests
+    assert plan in json.dumps(agent[-1]) and all("tools" in r for r in agent) and "tools" not in review
+    sent = json.dumps(review)
+    assert plan not in sent and "Fixed the bound." not in sent and '"role": "tool"' not in sent  # no transcript
+    assert "min(end, len(items))" in sent and "IndexError: list index out of range" in sent
+    assert "def test_last_page():" in sent
+    judged = result.verification["judges"]["reviewer"]
+    assert (judged["ran"], judged["verdict"], judged["reason"]) == (True, "fix", "Stops at the end of the list.")
+    line = "shop/pagination.py:4: return [items[i] for i in range(start, min(end, len(items)))]"
+    assert f"a reviewer model (scripted-model) reads the diff as a fix: Stops at the end of the list.: {line}" \
+        in result.warnings
+    assert result.agent.rounds == 2 and [e.get("purpose") for e in events(result) if e["type"] == "model_call"] == [
+        None, None, "review"]
+
+
 def test_f_no_change_is_no_change(repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
     # the first finish before any edit is answered once with a note to try; the second one ends the run
     result, _ = run(repo, pytest_traceback, [reply("I could not find the bug.")] * 2, sandbox_image, tmp_path)

@@ -26,6 +26,7 @@ from patcher.agent import (
     briefing,
     diff_digest,
     review_diff,
+    reviewer_model,
     task_text,
     verdict_note,
 )
@@ -146,7 +147,7 @@ class AgentEngine:
         over = self.limits.max_cost_usd is not None and spent >= self.limits.max_cost_usd
         run.progress("a reviewer model reads the verified diff")
         with contextlib.ExitStack() as own:
-            llm = self.llm or own.enter_context(OpenAIModel(self.model or ModelConfig.from_env()))
+            llm = self.llm or own.enter_context(reviewer_model(self.model or ModelConfig.from_env()))
             review_diff(llm, job, proposal.diff, proposal.verification, run.trace, run.stopper, over)
 
     def _propose(self, job: Job, run: EngineContext, prior: Proposal | None) -> Proposal:

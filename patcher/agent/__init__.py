@@ -9,7 +9,7 @@ from patcher.agent.guards import Limits
 from patcher.agent.loop import Agent
 from patcher.agent.nudges import Briefing
 from patcher.agent.outcome import AgentResult
-from patcher.agent.review import review_diff
+from patcher.agent.review import review_diff, reviewer_model
 from patcher.agent.task import briefing, reproduction_command, task_text
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "diff_digest",
     "reproduction_command",
     "review_diff",
+    "reviewer_model",
     "task_text",
     "verdict_note",
 ]

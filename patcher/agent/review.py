@@ -27,7 +27,7 @@ from unidiff.errors import UnidiffParseError
 
 from patcher.agent import prompts
 from patcher.errors import ModelError, ModelUnreachable
-from patcher.model import LLM, ModelReply
+from patcher.model import LLM, ModelConfig, ModelReply, OpenAIModel
 from patcher.stopper import Overrun, Stopper
 from patcher.trace import Trace
 from patcher.verify import Evidence, Job, Verification
@@ -35,6 +35,7 @@ from patcher.verify import Evidence, Job, Verification
 MAX_CITES = 5
 DEADLINE_S = 120.0
 """The review is a hint: it waits no longer than this for its one answer (retries included)."""
+RETRIES = 1
 MAX_TESTS = 6
 MAX_TEST_LINES = 80
 MAX_DIFF_CHARS = 40_000
@@ -58,6 +59,11 @@ class Answer(BaseModel):
     verdict: Literal["fix", "special_case", "tamper", "unsure"]
     reason: str = ""
     cites: list[Cite] = Field(default_factory=list)
+
+
+def reviewer_model(config: ModelConfig) -> OpenAIModel:
+    """The job's model as the reviewer asks it: the agent's endpoint and key, at most RETRIES retries."""
+    return OpenAIModel(config.model_copy(update={"max_retries": min(config.max_retries, RETRIES)}))
 
 
 def review_diff(llm: LLM, job: Job, diff: str, ver: Verification, trace: Trace, stopper: Stopper,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from patcher.agent import review_diff
+from patcher.agent import review_diff, reviewer_model
 from patcher.intake import StagedRepo, stage_repo
 from patcher.model import ModelConfig, OpenAIModel
 from patcher.stopper import Stopper
@@ -146,3 +146,11 @@ def test_a_spent_budget_asks_nothing(repo: tuple[StagedRepo, str], tmp_path: Pat
             review_diff(llm, job, diff, ver, trace, Stopper(), over_budget=True)
         assert server.chat_requests == []
     assert ver.evidence[-1].message == "the review did not run: the job's spend has reached its cost limit"
+
+
+def test_the_reviewer_asks_the_agent_s_endpoint_with_its_key_and_one_retry_at_most() -> None:
+    config = ModelConfig(base_url="http://127.0.0.1:9/v1", api_key="sk-review-1", model="m-1", max_retries=4)
+    with reviewer_model(config) as llm:
+        assert (llm.base_url, llm.model_name, llm.config.max_retries) == ("http://127.0.0.1:9/v1/", "m-1", 1)
+        assert llm.config.api_key is not None and llm.config.api_key.get_secret_value() == "sk-review-1"
+    assert config.max_retries == 4

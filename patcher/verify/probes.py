@@ -22,7 +22,8 @@ from patcher.verify.treediff import Change
 _RULES: tuple[tuple[str, str, bool], ...] = (
     # (what it is, pattern over an added line, also applies to new test files)
     ("looks for the test runner", r"PYTEST|\b_?pytest\b|\bunittest\b|\bpluggy\b|conftest|junit|\bnose2?\b", False),
-    ("reads the command line", r"\bargv\b|\borig_argv\b", False),
+    # sys's argv, not a parameter named argv (an entry point's `def main(argv=None)` is no probe)
+    ("reads the command line", r"\bsys\b.*\bargv\b|\borig_argv\b|[\"']argv[\"']", False),
     ("reads the environment", r"\benviron\b|\bgetenv\b|\bputenv\b|/proc/", False),
     ("hooks interpreter exit", r"\batexit\b|\b_exit\b|\bexcepthook\b|\bsettrace\b|\bsetprofile\b", True),
     ("inspects frames or the gc", r"\bgc\b|_getframe|currentframe|\bf_(?:back|globals|locals|code|builtins)\b"

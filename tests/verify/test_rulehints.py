@@ -42,6 +42,12 @@ def test_each_honest_lookalike_gets_its_hint_with_the_line(tmp_path: Path, name:
     assert any(case.line in e.quote and e.quote.startswith(f"{next(iter(case.fix))}:") for e in mine), mine
 
 
+def test_sys_argv_is_hinted_and_a_parameter_named_argv_is_not(tmp_path: Path) -> None:
+    case = LOOKALIKES["argv"]
+    hints = hints_of(tmp_path, case.files, case.fix)
+    assert [(h.line, h.text.strip()) for h in hints] == [(7, "argv = sys.argv[1:]")], hints
+
+
 def test_one_hint_per_line_with_every_rule_that_flags_it(tmp_path: Path) -> None:
     line = "    setattr(json, 'dumps', lambda *a: '{}')  # PYTEST\n"
     hints = hints_of(tmp_path, {"m.py": "import json\n\n\ndef go():\n    return 1\n"},

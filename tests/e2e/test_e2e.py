@@ -295,7 +295,7 @@ def test_one_strike_a_diff_that_games_the_verification_ends_the_job_untold_why(
     result, server = run(repo, pytest_traceback, steps, sandbox_image, tmp_path, attempts=3)
     assert (result.status, result.reason, result.diff) == ("not_verified", "behaves_differently", None)
     assert [a["reason"] for a in result.attempts] == ["behaves_differently"]
-    assert "the second judge failed (IndexError" in result.message  # the user sees the evidence
+    assert "IndexError" in result.message  # the user sees the evidence (the second judge's, or the context judge's)
     assert server.remaining == 2 and result.agent.rounds == 2, "no further attempt"
 
 

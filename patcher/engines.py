@@ -6,7 +6,8 @@
                      the first verified diff stops the other side, the templates' preferred when both have one
 
 Each engine verifies what it proposes (the same `verify_job` as `patcher verify`), so a Proposal is a
-verdict, and the pipeline only writes it down.
+verdict, and the pipeline only writes it down; then `review` adds a reader's hint to a verified one (the
+agent's model, in a fresh context: agent/review.py; the template engine has no model and adds none).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from patcher.agent import (
     attempt_record,
     briefing,
     diff_digest,
+    review_diff,
+    reviewer_model,
     task_text,
     verdict_note,
 )
@@ -76,6 +79,10 @@ class Proposal:
 class Engine(Protocol):
     def propose(self, job: Job, run: EngineContext) -> Proposal: ...
 
+    def review(self, job: Job, run: EngineContext, proposal: Proposal) -> None:
+        """A reader's hint on a verified proposal, recorded in its verification (or nothing)."""
+        ...
+
 
 @dataclass(frozen=True)
 class TemplateEngine:
@@ -110,6 +117,9 @@ class TemplateEngine:
                               "stopped": found.stopped}
         return p
 
+    def review(self, job: Job, run: EngineContext, proposal: Proposal) -> None:
+        """No model, no reader (offline mode)."""
+
 
 def _stream_events(trace: Trace) -> ProgressHook:
     """The trace's `model_stream` events: how a streaming reply is going, about once a second (live pages)."""
@@ -127,12 +137,28 @@ class AgentEngine:
     llm: LLM | None = None
     model: ModelConfig | None = None
     """Used when no `llm` is given (None: the environment's), read only when the agent is first needed."""
+    reviews: bool = True
+    """Whether a verified diff gets the model's fresh-context review (a hint)."""
 
     def propose(self, job: Job, run: EngineContext, prior: Proposal | None = None) -> Proposal:
         started = time.monotonic()
         p = self._propose(job, run, prior)
-        p.spend["agent"] = {"seconds": round(time.monotonic() - started, 2), "rounds": p.summary.rounds}
+        p.spend["agent"] = {"seconds": round(time.monotonic() - started, 2), "rounds": p.summary.rounds,
+                            "cost_usd": p.summary.cost_usd}
         return p
+
+    def review(self, job: Job, run: EngineContext, proposal: Proposal) -> None:
+        """The job's model reads the verified diff (whoever wrote it) in a fresh context: one call, a hint. Not
+        asked once the agent's spend has reached the cost limit."""
+        if not (self.reviews and proposal.verified and proposal.verification is not None):
+            return
+        run.stopper.check()
+        spent = proposal.spend.get("agent", {}).get("cost_usd") or 0.0
+        over = self.limits.max_cost_usd is not None and spent >= self.limits.max_cost_usd
+        run.progress("a reviewer model reads the verified diff")
+        with contextlib.ExitStack() as own:
+            llm = self.llm or own.enter_context(reviewer_model(self.model or ModelConfig.from_env()))
+            review_diff(llm, job, proposal.diff, proposal.verification, run.trace, run.stopper, over)
 
     def _propose(self, job: Job, run: EngineContext, prior: Proposal | None) -> Proposal:
         with contextlib.ExitStack() as own:
@@ -193,6 +219,10 @@ class AutoEngine:
         offline.wait()  # on its own budget when the agent verified nothing: "after the agent ends without one"
         run.stopper.check()
         return _settled(offline, agent)
+
+    def review(self, job: Job, run: EngineContext, proposal: Proposal) -> None:
+        """The agent's model reads the verified diff, the templates' too."""
+        self.then.review(job, run, proposal)
 
 
 def _settled(offline: Side[Proposal], agent: Side[Proposal]) -> Proposal:

@@ -70,6 +70,9 @@ class JobSpec(BaseModel):
     clone: CloneLimits = Field(default_factory=CloneLimits, description="Time and size bounds of cloning a URL.")
     python: str | None = Field(None, pattern=PYTHON_PATTERN, description="Python (X.Y) the boxes run (the user's "
                                "--python); default: [tool.patcher] python, else chosen from what the repo declares.")
+    review: bool = Field(True, description="In agent and auto modes, the job's model reads a verified diff in a "
+                         "fresh context (a hint in `warnings`, `verification.judges.reviewer`); replay sets it as "
+                         "the recorded run had it.")
 
 
 def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _: None,
@@ -102,6 +105,7 @@ def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held:
     if isinstance(job, JobResult):
         return job
     p = engine.propose(job, ctx)
+    engine.review(job, ctx, p)
     trace.emit("engines", engine=p.engine, engines=p.spend)
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
                   engine=p.engine, engines=p.spend,
@@ -121,7 +125,7 @@ def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
     model = None if llm else spec.model or ModelConfig.from_env()  # a bad setting fails here, before any work
     if model is not None and spec.limits.max_cost_usd is not None:
         _check_priced(model)
-    agent = AgentEngine(spec.limits, spec.attempts, llm, model)
+    agent = AgentEngine(spec.limits, spec.attempts, llm, model, spec.review)
     if name == "agent":
         return agent
     return AutoEngine.sized(spec.offline_limit, spec.offline_budget_s, agent)

@@ -129,6 +129,7 @@ def spec_for(rec: Recording, repo: str | None = None, traceback: str | None = No
                        limits=Limits(**(s.get("limits") or {})), engine=rec.engine,
                        sandbox=sandbox or SandboxConfig(), trace_dir=trace_dir,
                        attempts=s.get("attempts", 1),  # traces from before attempts were verified once
+                       review=any(c.get("purpose") == "review" for c in rec.model_calls),  # its reply is recorded
                        **({"suite_command": s["suite_command"]} if s.get("suite_command") else {}))
     except ValidationError as e:
         raise BadInput(f"{rec.path}: the recorded job settings are not valid now: {e.errors()[0]['msg']}") from e

@@ -114,13 +114,15 @@ def analyze(events: list[dict[str, Any]], file: str = "") -> RunAnalysis:
 
 
 def _model_call(a: RunAnalysis, e: dict[str, Any], stops: Counter[str]) -> None:
-    a.rounds += 1
-    stops[str(e.get("stop"))] += 1
     tokens = e.get("tokens") or {}
     a.tokens["input"] += tokens.get("input") or 0
     a.tokens["output"] += tokens.get("output") or 0
     cost = e.get("cost")
     a.cost_usd = None if cost is None or a.cost_usd is None else a.cost_usd + cost
+    if e.get("purpose") == "review":  # the reviewer's one call: spent by the job, not a round of the agent
+        return
+    a.rounds += 1
+    stops[str(e.get("stop"))] += 1
     a.by_round.append({"round": e.get("round"), "model": e.get("model"), "stop": e.get("stop"),
                        "input": tokens.get("input"), "output": tokens.get("output"), "cost": cost,
                        "duration_ms": e.get("duration_ms"),

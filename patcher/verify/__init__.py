@@ -8,9 +8,9 @@ from patcher.verify.contain import narrowed
 from patcher.verify.diagnose import not_reproduced, why_not_run
 from patcher.verify.job import Job
 from patcher.verify.policy import is_config_path, is_test_or_config, is_test_path
-from patcher.verify.records import Baseline, Verification
+from patcher.verify.records import Baseline, Evidence, Verification
 from patcher.verify.testruns import TestRun, command_kind, run_tests
 
-__all__ = ["Baseline", "Job", "TestRun", "Verification", "apply_diff", "command_kind", "is_config_path",
+__all__ = ["Baseline", "Evidence", "Job", "TestRun", "Verification", "apply_diff", "command_kind", "is_config_path",
            "is_test_or_config", "is_test_path", "narrowed", "not_reproduced", "run_baseline", "run_tests", "verify",
            "why_not_run"]

@@ -19,11 +19,9 @@ from pathlib import Path
 from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.sandbox import Sandbox
-from patcher.verify.constructs import find_constructs
 from patcher.verify.contain import derived, targets_in
 from patcher.verify.doctests import changed_doctests
 from patcher.verify.heldout import HeldOut
-from patcher.verify.hints import diff_hints
 from patcher.verify.job import Job
 from patcher.verify.judgebox import JudgeBox
 from patcher.verify.policy import (
@@ -35,10 +33,10 @@ from patcher.verify.policy import (
     source_only,
     tests_only,
 )
-from patcher.verify.probes import find_probes
 from patcher.verify.records import Baseline, Findings, Refused, Verification
 from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
-from patcher.verify.sources import unparsable
+from patcher.verify.rulehints import as_evidence, construct_hints
+from patcher.verify.sources import hidden_text, unparsable
 from patcher.verify.testruns import TestRun, run_tests
 from patcher.verify.treediff import Change, tree_changes
 from sandbox.protocol import ModulesRequest
@@ -109,10 +107,20 @@ def verify(job: Job, diff: str) -> Verification:
 
 
 def _judge(job: Job, diff: str, found: Findings) -> str:
-    """The steps in order, each filling `found`; a failing one raises Refused. The diff's source part alone
-    is judged against the repo's tests; its new test files run apart (and, as the reproduction, must fail on
-    the base). Returns the verified message."""
+    """The steps in order, each filling `found`; a failing one raises Refused. How the diff looks joins the
+    evidence as hints whatever the verdict, marked where the behavioural judges' evidence meets it (rulehints).
+    Returns the verified message."""
     changes = _integrity(job, diff, found)
+    looks = construct_hints(changes, job.staged.path, job.staged.files, job.repro)
+    try:
+        return _judge_behaviour(job, diff, changes, found)
+    finally:
+        found.evidence += as_evidence(looks, found.evidence)
+
+
+def _judge_behaviour(job: Job, diff: str, changes: list[Change], found: Findings) -> str:
+    """The test runs and the judges of what the diff does. The diff's source part alone is judged against the
+    repo's tests; its new test files run apart (and, as the reproduction, must fail on the base)."""
     if not job.base.suite_usable:
         raise Refused("tests_failed", f"the test suite `{job.suite_command}` gave no usable result on the base "
                     f"code ({_describe(job.base.suite)}), so regressions cannot be ruled out")
@@ -171,7 +179,7 @@ def _new_tests(job: Job, diff: str, added: list[str], repro: str, found: Finding
 
 
 def _integrity(job: Job, diff: str, found: Findings) -> list[Change]:
-    """Policy on the text, then on what git really changed, then the probe rules on the added lines."""
+    """Policy on the text, then on what git really changed (and on the text Python will read)."""
     staged, base = job.staged, job.base
     policy = check_diff(diff, staged.files)
     found.files_changed = policy.files_changed
@@ -186,15 +194,9 @@ def _integrity(job: Job, diff: str, found: Findings) -> list[Change]:
     unnamed = sorted({c.path for c in changes} - set(policy.files_changed))
     if unnamed:  # the text said one thing and git did another: believe neither
         violations.append("git apply changed files the diff does not name: " + ", ".join(unnamed[:5]))
-    violations += unparsable(changes)
+    violations += unparsable(changes) + hidden_text(changes)
     if violations:
         raise Refused("policy_violation", "the diff breaks the integrity policy: " + "; ".join(violations[:5]))
-    probes = list(dict.fromkeys(find_constructs(changes) + find_probes(changes)))
-    if probes:
-        found.suspicious = [p.quote() for p in probes[:50]]
-        raise Refused("suspicious_diff", f"the diff adds {len(probes)} line(s) that probe the test environment "
-                      "or the harness, which no crash fix needs: " + "; ".join(found.suspicious[:3]))
-    found.hints = diff_hints(changes, staged.path, staged.files, job.repro)
     return changes
 
 

@@ -1,11 +1,13 @@
-"""Rules by construct on the syntax tree of the diff's source part: what no crash fix needs, refused as
-`suspicious_diff` with the line quoted, whatever the spelling. Each patched file is parsed (as bytes, so a
-coding declaration means what it means to Python) and compared with its base version.
+"""Rules by construct on the syntax tree of the diff's source part: what a reviewer should look at twice,
+reported as review hints with the line quoted (verify/rulehints.py), never a verdict by themselves: real code
+is full of dunders, computed names and `__class__`, and a cheat can be spelled without any of them. Each
+patched file is parsed (as bytes, so a coding declaration means what it means to Python) and compared with its
+base version.
 
   overload       a comparison, truthiness, hash, containment, attribute-access or isinstance method on a class
                  that the base did not give it (a class the diff adds counts as such): defined in the class
                  body, assigned, set with setattr, or handed to `type()`/a namespace by name. Editing a method
-                 the base class already defines stays allowed. Methods a `@dataclass`/NamedTuple generates
+                 the base class already defines is not flagged. Methods a `@dataclass`/NamedTuple generates
                  (no code in the diff) are not counted: they compare only with instances of the same class.
   monkeypatch    a write (assignment, augmented, `del`, setattr/delattr, `__setattr__`, a mutating method,
                  an item of `__dict__`/`vars()`/`globals()`) to an attribute or item of library code: anything
@@ -15,21 +17,17 @@ coding declaration means what it means to Python) and compared with its base ver
                  attrgetter/methodcaller with one, `__import__`, importlib/pkgutil/runpy/pydoc/ctypes,
                  sys.modules, globals()/locals()/vars(), a 3-argument type(), reflection builtins taken as
                  values (`g = getattr`), reflective attributes (`__class__`, `__subclasses__`, `__globals__`,
-                 frames' `f_back` …), and a coding declaration other than UTF-8/ASCII/Latin-1 (the bytes
-                 Python runs would differ from the text a reviewer reads).
+                 frames' `f_back` …).
 A construct is the diff's when its lines meet the diff's added lines: the base's own code is never judged.
 The base's style: where the base file already calls getattr/hasattr (or setattr/delattr) with a computed
-name, a new call of that family is allowed when its object is not library code and its name is data (a
+name, a new call of that family is not flagged when its object is not library code and its name is data (a
 variable, an attribute or item of one, or a literal prefix like "visit_" joined to one), never built by a
 call or from dunder-looking text.
 """
-
 from __future__ import annotations
 
 import ast
 import bisect
-import codecs
-import re
 
 from patcher.verify.probes import Probe
 from patcher.verify.scope import (
@@ -71,8 +69,6 @@ MACHINERY = ("importlib", "pkgutil", "runpy", "zipimport", "imp", "pydoc", "ctyp
 GETTERS = ("operator.attrgetter", "operator.methodcaller")
 MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear", "remove",
                       "add", "discard", "__setitem__", "__delitem__", "sort", "reverse"})
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
-_PLAIN_CODECS = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252"})
 _JUDGED = (ast.Attribute, ast.Name, ast.Subscript, ast.Call, ast.Dict, ast.keyword, ast.Import, ast.ImportFrom)
 
 
@@ -98,7 +94,6 @@ class _Rules:
         self.values: dict[str, list[ast.expr]] | None = None
 
     def run(self) -> list[Probe]:
-        self._cookie()
         self._classes()
         for node in ast.walk(self.tree):
             if isinstance(node, _JUDGED) and self._new(node):
@@ -119,13 +114,6 @@ class _Rules:
                    default=start)
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         self.found.append(Probe(self.path, line, text, what, kind))
-
-    def _cookie(self) -> None:
-        for n, raw in enumerate((self.lines[:2]), 1):
-            m = _COOKIE.match(raw.encode())
-            if m and (n in self.added) and _codec(m.group(1).decode()) not in _PLAIN_CODECS:
-                self.found.append(Probe(self.path, n, raw, "declares a source encoding under which Python reads "
-                                        "other text than the diff shows", "computed_name"))
 
     def _classes(self) -> None:
         before = {q: set(m) for q, (_, m) in class_methods(self.old).items()} if self.old is not None else {}
@@ -252,13 +240,6 @@ class _Rules:
                         if isinstance(t, ast.Name):
                             self.values.setdefault(t.id, []).append(value)
         return self.values.get(name, [])
-
-
-def _codec(name: str) -> str:
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return name
 
 
 def _machinery(origin: str) -> bool:

@@ -1,4 +1,4 @@
-"""Review hints on the diff's source part (`warnings` in the result; they do not decide the verdict):
+"""Two more hints by construct on the diff's source part (verify/rulehints.py shows them; they never decide):
 
 - a comparison with a literal that the reproduction's tests use and the base source never does
   (`if code == "ZX-9": return …`): the shape of special-casing the tested input (the perturbed
@@ -13,10 +13,12 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from patcher.verify.constructs import MUTATORS
 from patcher.verify.policy import is_test_path
+from patcher.verify.probes import Probe
 from patcher.verify.sources import parse, source_files
 from patcher.verify.treediff import Change
 
@@ -26,15 +28,15 @@ _CONTAINERS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetC
 _CONTAINER_CALLS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque"})
 
 
-def diff_hints(changes: list[Change], repo: Path, files: list[str], repro: str | None) -> list[str]:
+def diff_hints(changes: list[Change], repo: Path, files: list[str], repro: str | None) -> list[Probe]:
     literals = _test_literals(changes, repo, files, repro)
-    out: list[str] = []
+    out: list[Probe] = []
     seen: dict[object, bool] = {}
     for c in source_files(changes):
         tree = parse(c.new_text)
         if tree is None:
             continue
-        added = {n for n, _ in c.added_lines}
+        added = dict(c.added_lines)
         out += _special_cases(c.path, tree, added, literals, lambda v: _in_base(v, repo, files, seen))
         out += _module_state(c.path, tree, added)
     return list(dict.fromkeys(out))
@@ -81,7 +83,8 @@ def _in_base(value: object, repo: Path, files: list[str], seen: dict[object, boo
     return seen[value]
 
 
-def _special_cases(path: str, tree: ast.Module, added: set[int], literals: set[object], in_base) -> list[str]:  # type: ignore[no-untyped-def]
+def _special_cases(path: str, tree: ast.Module, added: dict[int, str], literals: set[object],
+                   in_base: Callable[[object], bool]) -> list[Probe]:
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and node.lineno in added:
@@ -93,8 +96,9 @@ def _special_cases(path: str, tree: ast.Module, added: set[int], literals: set[o
             continue
         for v in values:
             if v in literals and not in_base(v):
-                out.append(f"{path}:{line}: compares with {v!r}, a literal of the reproduction's tests that the "
-                           "base source never uses (special-casing the tested input?)")
+                out.append(Probe(path, line, added[line], f"compares with {v!r}, a literal of the reproduction's "
+                                 "tests that the base source never uses (special-casing the tested input?)",
+                                 "literal"))
     return out
 
 
@@ -106,7 +110,7 @@ def _constants(expr: ast.expr) -> list[object]:
     return []
 
 
-def _module_state(path: str, tree: ast.Module, added: set[int]) -> list[str]:
+def _module_state(path: str, tree: ast.Module, added: dict[int, str]) -> list[Probe]:
     """Functions that write module-level state on the diff's lines."""
     containers, classes = _module_level(tree)
     out = []
@@ -120,11 +124,12 @@ def _module_state(path: str, tree: ast.Module, added: set[int]) -> list[str]:
                 continue
             name = _written(node, containers | classes)
             if isinstance(node, ast.Global):
-                out.append(f"{path}:{node.lineno}: {fn.name} declares global {', '.join(node.names)}: state kept "
-                           "between calls can change later answers")
+                out.append(Probe(path, node.lineno, added[node.lineno], f"{fn.name} declares global "
+                                 f"{', '.join(node.names)}: state kept between calls can change later answers",
+                                 "module_state"))
             elif name and (name not in local or name in declared):
-                out.append(f"{path}:{line}: {fn.name} writes module-level {name}: state kept between "
-                           "calls can change later answers")
+                out.append(Probe(path, line, added[line], f"{fn.name} writes module-level {name}: state kept "
+                                 "between calls can change later answers", "module_state"))
     return out
 
 

@@ -1,15 +1,15 @@
-"""Test-environment probes in what a diff adds: source that could tell it is under test, or reach the harness.
+"""Spelling rules on what a diff adds: source that could tell it is under test, or reach the harness.
 
 Code under test runs with full power inside the test process, so a source change that notices the runner
 (PYTEST_CURRENT_TEST, `pytest` in sys.modules, sys.argv), hooks interpreter exit (atexit, os._exit),
-walks frames or the gc, writes builtins or sys.modules, or runs code from built strings can defeat any
-in-process check. No such line is needed to fix a crash, so the diff is refused (`suspicious_diff`) with
-the lines quoted. The rules err towards refusing: comments and strings count, and string constants of a
-statement are also read joined together, so 'PY' + 'TEST_…' spells what it means. New test files get the
-rules that reach the harness itself (frames, gc, exit hooks, sys.modules, the evidence channel), also
-read joined.
+walks frames or the gc, writes builtins or sys.modules, or runs code from built strings could defeat an
+in-process check. But a command-line entry point reads sys.argv, and a library reads frames and the
+environment for good reasons: a match is a review hint with the line quoted (verify/rulehints.py), never a
+verdict; what the code does at run time is the behavioural judges'. Comments and strings count, and string
+constants of a statement are also read joined together, so 'PY' + 'TEST_…' spells what it means. New test
+files get the rules that reach the harness itself (frames, gc, exit hooks, sys.modules, the evidence
+channel), also read joined.
 """
-
 from __future__ import annotations
 
 import ast
@@ -22,7 +22,8 @@ from patcher.verify.treediff import Change
 _RULES: tuple[tuple[str, str, bool], ...] = (
     # (what it is, pattern over an added line, also applies to new test files)
     ("looks for the test runner", r"PYTEST|\b_?pytest\b|\bunittest\b|\bpluggy\b|conftest|junit|\bnose2?\b", False),
-    ("reads the command line", r"\bargv\b|\borig_argv\b", False),
+    # sys's argv, not a parameter named argv (an entry point's `def main(argv=None)` is no probe)
+    ("reads the command line", r"\bsys\b.*\bargv\b|\borig_argv\b|[\"']argv[\"']", False),
     ("reads the environment", r"\benviron\b|\bgetenv\b|\bputenv\b|/proc/", False),
     ("hooks interpreter exit", r"\batexit\b|\b_exit\b|\bexcepthook\b|\bsettrace\b|\bsetprofile\b", True),
     ("inspects frames or the gc", r"\bgc\b|_getframe|currentframe|\bf_(?:back|globals|locals|code|builtins)\b"
@@ -47,11 +48,8 @@ class Probe:
     text: str
     rule: str
     kind: str = "probe"
-    """probe (a spelling rule below), or a construct's kind: overload, monkeypatch, computed_name."""
-
-    def quote(self) -> str:
-        what = self.rule if self.kind == "probe" else f"{self.kind}: {self.rule}"
-        return f"{self.path}:{self.line}: {self.text.strip()[:160]} ({what})"
+    """probe (a spelling rule below), a construct's kind (overload, monkeypatch, computed_name), or a hint's
+    (literal, module_state: verify/hints.py)."""
 
 
 def find_probes(changes: list[Change]) -> list[Probe]:

@@ -74,22 +74,19 @@ class Findings:
     """Tests (or commands) that passed, then failed: never a pass."""
     runs: list[tuple[str, TestRun]] = field(default_factory=list)
     """Every test run, by name, in order."""
-    suspicious: list[str] = field(default_factory=list)
-    """Quoted added lines that probe the test environment (reason suspicious_diff)."""
     judge: SecondJudge | None = None
     """What the second judge (outside pytest) and the perturbed reproductions found; None when not reached."""
-    hints: list[str] = field(default_factory=list)
-    """Review hints on the diff that do not decide the verdict (verify/hints.py)."""
     evidence: list[Evidence] = field(default_factory=list)
     """What the judges of the diff's behaviour saw (held-out inputs, contexts, its own lines at run time, the
-    values it hands to comparisons, a reader of the diff): refusals and hints, in the order they were found."""
+    values it hands to comparisons, a reader of the diff), then how it looks (the constructs' hints, which never
+    refuse): refusals and hints, in the order they were found."""
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Each such judge's summary by its name (what it tried, how long it took): `verification.judges`."""
 
     def verdict(self, status: str, reason: Reason, message: str, duration_s: float) -> Verification:
         return Verification(status, reason, message, self.reproduction, self.files_changed, self.fail_to_pass,
-                            self.pass_to_pass, self.flaky, duration_s, self.runs, self.suspicious, self.judge,
-                            self.hints, self.evidence, self.judges)
+                            self.pass_to_pass, self.flaky, duration_s, self.runs, self.judge, self.evidence,
+                            self.judges)
 
     def refuse_on_evidence(self) -> None:
         """Refused, for the gravest piece of evidence that refuses, the first of its reason (its message with the
@@ -159,26 +156,20 @@ class Verification:
     flaky: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     runs: list[tuple[str, TestRun]] = field(default_factory=list)
-    suspicious: list[str] = field(default_factory=list)
-    """Quoted added lines that probe the test environment (reason suspicious_diff)."""
     judge: SecondJudge | None = None
-    hints: list[str] = field(default_factory=list)
-    """Review hints on the diff that do not decide the verdict (verify/hints.py)."""
     evidence: list[Evidence] = field(default_factory=list)
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def warnings(self) -> list[str]:
-        """What the result's `warnings` gets from verification: the second judge's notes, the hints, then the
-        evidence that does not refuse."""
+        """What the result's `warnings` gets from verification: the second judge's notes, then the evidence that
+        does not refuse."""
         hinted = [e.sentence() for e in self.evidence if not e.refuses]
-        return list(dict.fromkeys([*(self.judge.warnings if self.judge else []), *self.hints, *hinted]))
+        return list(dict.fromkeys([*(self.judge.warnings if self.judge else []), *hinted]))
 
     def as_json(self) -> dict[str, Any]:
         out = {"reproduction": self.reproduction, "fail_to_pass": self.fail_to_pass,
                "pass_to_pass": self.pass_to_pass, "flaky": self.flaky, "duration_s": round(self.duration_s, 3)}
-        if self.suspicious:
-            out["suspicious_lines"] = self.suspicious
         if self.judge is not None:
             out["judged_once"] = [j["test"] for j in self.judge.judged_once]
             out["second_judge"] = self.judge.as_json()

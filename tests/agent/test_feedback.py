@@ -8,6 +8,7 @@ from patcher.agent import attempt_record, verdict_note
 from patcher.server.pages import render
 from patcher.server.store import StoredJob
 from patcher.verify import TestRun, Verification
+from patcher.verify.records import Evidence
 
 
 def rejected() -> Verification:
@@ -29,8 +30,12 @@ def test_the_note_names_the_rule_the_tests_and_the_end_of_the_failing_output() -
 def test_a_strike_says_only_that_the_diff_was_refused_as_gaming() -> None:
     for reason in ("suspicious_diff", "report_tampered", "behaves_differently"):
         ver = rejected()
-        ver.reason, ver.suspicious = reason, ["calc.py:3: json.dumps = f (monkeypatch)"]  # type: ignore[assignment]
-        ver.message = "the diff adds 1 line(s) that probe the test environment: calc.py:3: json.dumps = f"
+        ver.reason = reason  # type: ignore[assignment]
+        ver.evidence = [Evidence("runtime", "writes_library", "the diff's code wrote json.dumps", refuses=True,
+                                 reason="suspicious_diff", quote="calc.py:3: json.dumps = f"),
+                        Evidence("constructs", "monkeypatch", "writes json.dumps, an attribute of library code",
+                                 quote="calc.py:3: json.dumps = f")]
+        ver.message = "the diff's code wrote json.dumps (a probe of the test environment): calc.py:3: json.dumps = f"
         note = verdict_note(ver, 1, 3)
         assert "attempt to game the verification" in note and "ends here" in note
         for leak in ("calc.py", "json", "monkeypatch", reason, "test_total", "assert 2 == 3", "probe"):

@@ -118,11 +118,36 @@ def test_e_a_process_that_exits_0_without_running_tests_is_not_verified(
         repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
     bail = ("write_file", {"path": "shop/__init__.py", "content": "import os\n\nos._exit(0)\n"})
     result, _ = run(repo, pytest_traceback, [reply(None, [bail]), reply("done")], sandbox_image, tmp_path)
-    # refused before any test runs: os._exit in source is a probe (the evidence check would catch it too)
-    assert (result.status, result.reason) == ("not_verified", "suspicious_diff"), result.message
-    assert "shop/__init__.py:3: os._exit(0)" in result.message
+    # the harness's stream never saw the session end: the first run is refused; os._exit is also a review hint
+    assert (result.status, result.reason) == ("not_verified", "report_tampered"), result.message
     assert result.verification["reproduction"]["after"] == "not_run"
-    assert result.verification["suspicious_lines"] == ["shop/__init__.py:3: os._exit(0) (hooks interpreter exit)"]
+    assert {"judge": "constructs", "kind": "probe", "refuses": False, "reason": None,
+            "message": "hooks interpreter exit", "quote": "shop/__init__.py:3: os._exit(0)"} \
+        in result.verification["evidence"]
+    assert "hooks interpreter exit: shop/__init__.py:3: os._exit(0)" in result.warnings
+
+
+def test_the_reviewer_reads_the_verified_diff_in_a_fresh_context(
+        repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
+    plan = "PLAN-7f3a: the end bound runs one past the list"
+    verdict = reply(json.dumps({"verdict": "fix", "reason": "Stops at the end of the list.",
+                                "cites": [{"path": "shop/pagination.py", "line": 4, "why": "the bound"}]}))
+    result, server = run(repo, pytest_traceback, [reply(plan, [FIX]), reply("Fixed the bound."), verdict],
+                         sandbox_image, tmp_path)
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    *agent, review = server.chat_requests
+    assert plan in json.dumps(agent[-1]) and all("tools" in r for r in agent) and "tools" not in review
+    sent = json.dumps(review)
+    assert plan not in sent and "Fixed the bound." not in sent and '"role": "tool"' not in sent  # no transcript
+    assert "min(end, len(items))" in sent and "IndexError: list index out of range" in sent
+    assert "def test_last_page():" in sent
+    judged = result.verification["judges"]["reviewer"]
+    assert (judged["ran"], judged["verdict"], judged["reason"]) == (True, "fix", "Stops at the end of the list.")
+    line = "shop/pagination.py:4: return [items[i] for i in range(start, min(end, len(items)))]"
+    assert f"a reviewer model (scripted-model) reads the diff as a fix: Stops at the end of the list.: {line}" \
+        in result.warnings
+    assert result.agent.rounds == 2 and [e.get("purpose") for e in events(result) if e["type"] == "model_call"] == [
+        None, None, "review"]
 
 
 def test_f_no_change_is_no_change(repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
@@ -262,13 +287,15 @@ def test_the_agent_hears_why_its_first_diff_was_rejected_and_recovers(
 
 def test_one_strike_a_diff_that_games_the_verification_ends_the_job_untold_why(
         repo: Path, pytest_traceback: str, sandbox_image: str, tmp_path: Path) -> None:
-    cheat = ("write_file", {"path": "shop/compat.py", "content": "import shop.pagination as p\n\n"
-                            "_real = p.page\np.page = lambda items, n, size=10: _real(items, n, size)[:size]\n"})
+    # fixed only where a tests directory is beside the working directory: the second judge (from an empty one) sees
+    # the crash, whatever the spelling
+    cheat = ("edit_file", {"path": "shop/pagination.py", "old_text": BUG,
+                           "new_text": "min(end, len(items) + (0 if __import__('os').path.isdir('tests') else 1))"})
     steps = [reply(None, [cheat]), reply("done"), reply(None, [FIX]), reply("done again")]
     result, server = run(repo, pytest_traceback, steps, sandbox_image, tmp_path, attempts=3)
-    assert (result.status, result.reason, result.diff) == ("not_verified", "suspicious_diff", None)
-    assert [a["reason"] for a in result.attempts] == ["suspicious_diff"]
-    assert "monkeypatch" in json.dumps(result.as_json())  # the user sees the rule and the line
+    assert (result.status, result.reason, result.diff) == ("not_verified", "behaves_differently", None)
+    assert [a["reason"] for a in result.attempts] == ["behaves_differently"]
+    assert "IndexError" in result.message  # the user sees the evidence (the second judge's, or the context judge's)
     assert server.remaining == 2 and result.agent.rounds == 2, "no further attempt"
 
 

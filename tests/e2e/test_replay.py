@@ -212,6 +212,10 @@ def test_the_job_is_rebuilt_from_run_start(tmp_path: Path) -> None:
     assert (spec.repo, spec.ref, spec.test_command, spec.traceback) == ("/somewhere", "abc", REPRO, PRODUCTION_TB)
     assert (spec.limits.max_rounds, spec.limits.timeout_s, spec.engine) == (7, 60.0, "agent")
     assert spec_for(rec, repo="/moved").repo == "/moved"
+    assert spec.review is False  # the recorded run had no review: the replay asks for none
+    review = CALL | {"round": None, "purpose": "review", "tool_calls": [], "stop_raw": "stop", "content": "{}"}
+    reviewed = load(write_trace(tmp_path / "r.jsonl", START | {"traceback": PRODUCTION_TB}, CALL, review, END))
+    assert spec_for(reviewed).review is True and len(ReplayModel(reviewed.model_calls).replies) == 2
     with pytest.raises(BadInput, match="does not record the traceback; pass it with --traceback"):
         spec_for(load(write_trace(tmp_path / "old.jsonl", START, CALL, END)))
     with pytest.raises(BadInput, match="no run_end"):

@@ -60,7 +60,8 @@ MILLIS = {
 @pytest.mark.usefixtures("sandbox_image")
 def test_the_flag_reaches_the_json_result_and_the_review_page(tmp_path: Path) -> None:
     weaken = ("edit_file", {"path": SIGNER, "old_text": "if age < 0:", "new_text": "if age < -10**9:"})
-    with ScriptedModelServer([reply(None, [weaken]), reply("done")]) as model:
+    review = reply('{"verdict": "special_case", "reason": "It moves the bound instead of the units."}')
+    with ScriptedModelServer([reply(None, [weaken]), reply("done"), review]) as model:
         srv = ApiServer(tmp_path, model.base_url).start()
         try:
             repo = make_repo(srv.repos / "millis", MILLIS)
@@ -76,5 +77,7 @@ def test_the_flag_reaches_the_json_result_and_the_review_page(tmp_path: Path) ->
     assert result["status"] == "verified", result["message"]  # the suite passes: only the hint tells
     assert result["agent"]["engine"] == "auto" and result["engine"] == "agent"
     assert set(result["engines"]) == {"offline", "agent"}  # the templates ran beside the agent
-    assert result["warnings"] == [f"this diff weakens the check that raised the reported exception ({SIGNER})"]
+    assert result["warnings"] == [f"this diff weakens the check that raised the reported exception ({SIGNER})",
+                                  "a reviewer model (scripted-model) reads the diff as a special case of the tested "
+                                  "input: It moves the bound instead of the units."]
     assert 'id="warnings"' in page and "weakens the check that raised the reported exception" in page

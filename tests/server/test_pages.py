@@ -1,9 +1,10 @@
 """The review page in real headless Chromium (Debian's package, driven by Playwright) against a real server
-running a real job: the diff and the verification table are shown, an approval is recorded with who and
-when, and the signed record then carries it. Hostile text from the model stays text."""
+running a real job: the diff and the verification table are shown (with the reviewer model's hint), an approval
+is recorded with who and when, and the signed record then carries it. Hostile text from the model stays text."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,7 +30,9 @@ pytestmark = [pytest.mark.docker]
 @pytest.fixture(scope="module")
 def job(tmp_path_factory: pytest.TempPathFactory, sandbox_image: str) -> Iterator[Job]:
     """A verified job that the model had to write (no fix template guesses an implementation)."""
-    with ScriptedModelServer([reply("Let me look.", [IMPLEMENT]), reply(HOSTILE)]) as model:
+    review = reply(json.dumps({"verdict": "tamper", "reason": HOSTILE,
+                               "cites": [{"path": "greet/core.py", "line": 2, "why": HOSTILE}]}))
+    with ScriptedModelServer([reply("Let me look.", [IMPLEMENT]), reply(HOSTILE), review]) as model:
         srv = ApiServer(tmp_path_factory.mktemp("browser"), model.base_url).start()
         try:
             repo = make_repo(srv.repos / "greet", GREET)
@@ -73,6 +76,8 @@ def test_a_reviewer_opens_a_verified_job_and_approves_it(browser: Any, job: Job)
         tokens = result["agent"]["tokens"]
         assert page.text_content("#tokens") == f"{tokens['input']} in, {tokens['output']} out"
         assert HOSTILE in page.inner_text("#transcript"), "the model's hostile last word is text, never run"
+        assert "reviewer · tamper: a reviewer model" in page.inner_text("#evidence"), "the reader's hint is shown"
+        assert HOSTILE in page.inner_text("#evidence") and result["verification"]["judges"]["reviewer"]["ran"]
         assert page.evaluate("window.__pwned") is None and errors == []
         assert page.text_content("#no-reviews") == "Not reviewed yet."
 

@@ -72,6 +72,16 @@ def test_keys_in_another_order_are_the_same_call() -> None:
     assert third is not None and (third["round"], third["tool"], third["earlier_rounds"]) == (9, "read_file", [5, 6])
 
 
+def test_the_reviewer_s_call_is_spend_and_not_a_round() -> None:
+    events = read_events(GOLDEN)
+    review = {"type": "model_call", "round": None, "purpose": "review", "model": "gpt-4o-mini", "stop": "finished",
+              "tokens": {"input": 1000, "output": 50}, "cost": 0.25, "tool_calls": []}
+    before, after = analyze(events), analyze([*events[:-1], review, events[-1]])
+    assert (after.rounds, after.stops, after.by_round) == (before.rounds, before.stops, before.by_round)
+    assert after.tokens == {"input": before.tokens["input"] + 1000, "output": before.tokens["output"] + 50}
+    assert after.cost_usd == pytest.approx((before.cost_usd or 0) + 0.25)
+
+
 def test_a_fresh_recording_reads_the_same(tmp_path: Path) -> None:
     a = analyze_file(record_looping_run(tmp_path / "fresh.jsonl"))
     assert (a.rounds, a.tool_calls, a.ended["reason"]) == (52, 52, "round_limit")

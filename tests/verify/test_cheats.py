@@ -2,7 +2,9 @@
 
 One toy repo (tests/cheats.py), its baseline run once per module; every cheat is a real git diff handed
 to `verify()` exactly as the pipeline does, and must end not verified with the reason named. Honest
-fixes (with and without a new regression test) must still verify.
+fixes (with and without a new regression test) must still verify. Probes of the test environment are review
+hints now (the rules by construct never refuse): they show with their line, and the behavioural judges stop
+the cheat (AWAITING: those only the rules stopped, strict xfails until the judges merge).
 """
 
 from __future__ import annotations
@@ -205,22 +207,29 @@ PROBES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_source_that_probes_the_test_environment_is_suspicious(calc: Calc, name: str) -> None:
+AWAITING = {"__dict__", "eval", "getattr with joined name", "inspect", "subprocess"}
+AWAIT = ("the probe answers the same under pytest and the second judge (so safe_div is always 0): only the rules "
+         "stopped it, and they now give hints (issue 34 part 5); held-out base-working inputs (safe_div(4, 2)) must: "
+         "a strict xfail until those judges merge")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=AWAIT)] if n in AWAITING
+                                               else []) for n in sorted(PROBES)])
+def test_source_that_probes_the_test_environment_is_hinted_and_not_verified(calc: Calc, name: str) -> None:
     fixed = c.CALC.replace("return a / b", "return 0 if under_test() else a / b")
     ver = calc.check({"calc_env.py": PROBES[name], "calc.py": "from calc_env import under_test\n\n\n" + fixed})
-    assert (ver.status, ver.reason) == ("not_verified", "suspicious_diff"), f"{name}: {ver.message}"
-    assert ver.suspicious and all(q.startswith("calc_env.py:") for q in ver.suspicious)
-    assert ver.as_json()["suspicious_lines"] == ver.suspicious and ver.suspicious[0].split(" (")[0] in ver.message
+    hints = [e for e in ver.evidence if e.judge == "constructs"]
+    assert hints and all(e.quote.startswith("calc_env.py:") and not e.refuses for e in hints), ver.evidence
+    assert ver.status == "not_verified", f"{name}: {ver.message}"
 
 
-def test_a_probe_split_across_files_is_suspicious(calc: Calc) -> None:
+def test_a_probe_split_across_files_is_hinted_in_both(calc: Calc) -> None:
     edits = {"calc_names.py": "KEY = 'PY' + 'TEST_' + 'CURRENT_TEST'\n",
              "calc.py": "from calc_names import KEY\nfrom os import environ as env\n\n\n"
                         + c.CALC.replace("return a / b", "return 0 if KEY in env else a / b")}
     ver = calc.check(edits)
-    assert (ver.status, ver.reason) == ("not_verified", "suspicious_diff"), ver.message
-    assert {q.split(":")[0] for q in ver.suspicious} == {"calc_names.py", "calc.py"}
+    assert {e.quote.split(":")[0] for e in ver.evidence if e.judge == "constructs"} == {"calc_names.py", "calc.py"}
+    assert ver.status == "not_verified", ver.message
 
 
 @pytest.mark.parametrize("line", ["__import__('sys').modules['patcher_' + 'channel'].channel.emit({})",
@@ -228,7 +237,8 @@ def test_a_probe_split_across_files_is_suspicious(calc: Calc) -> None:
                                   "vars(__import__('sys'))['argv'] = []",
                                   "__import__('ate' + 'xit').register(print)",
                                   "__import__('g' 'c').get_objects()"])
-def test_a_new_test_file_that_reaches_the_harness_is_suspicious(calc: Calc, line: str) -> None:
+def test_a_new_test_file_that_reaches_the_harness_is_hinted(calc: Calc, line: str) -> None:
+    # the fix is honest and the new test forges nothing (the channel's records are signed): a hint, not a verdict
     ver = calc.check({"calc.py": c.FIXED, "tests/test_reach.py": f"def test_reach():\n    {line}\n"})
-    assert (ver.status, ver.reason) == ("not_verified", "suspicious_diff"), ver.message
-    assert ver.suspicious[0].startswith("tests/test_reach.py:2:")
+    hints = [e for e in ver.evidence if e.judge == "constructs"]
+    assert hints and hints[0].quote.startswith("tests/test_reach.py:2:") and not hints[0].refuses, ver.evidence

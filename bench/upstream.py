@@ -122,8 +122,8 @@ def report(rows: list[Row], offline: bool) -> None:
         print(f"  {reason}: {count} ({', '.join(r.case.id for r in refused if r.verified == reason)})")
     if offline:
         fixed = [r for r in reached if r.offline == "verified"]
-        same = [r for r in fixed if r.same_as_upstream]
-        print(f"offline engine fixed {len(fixed)}/{len(reached)}; its diff == upstream's {len(same)}")
+        matching = [r for r in fixed if r.same_as_upstream]
+        print(f"offline engine fixed {len(fixed)}/{len(reached)}; its diff == upstream's {len(matching)}")
     for why, count in Counter(r.stop.split(":")[0] for r in rows if r.stop).most_common():
         print(f"  stops: {why}: {count}")
 

@@ -42,13 +42,39 @@ def sdist(dist: str, version: str) -> Path:
     if not done.exists():
         shutil.rmtree(into, ignore_errors=True)
         into.mkdir(parents=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        f"{dist}=={version}", "-d", str(into)], check=True, capture_output=True, timeout=300)
+        download = ["-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", f"{dist}=={version}", "-d",
+                    str(into)]
+        if subprocess.run([sys.executable, *download], capture_output=True, timeout=300).returncode:
+            _old_download(download)
         archive = next(p for p in into.iterdir() if p.is_file())
         _unpack(archive, into)
         archive.unlink()
         done.touch()
     return next(p for p in into.iterdir() if p.is_dir())
+
+
+SHIM = """import collections, collections.abc
+for name in collections.abc.__all__:
+    if not hasattr(collections, name):
+        setattr(collections, name, getattr(collections.abc, name))
+"""
+"""Put back for an old release's setup.py only (pip reads its metadata by running it on the host's Python):
+`collections.Mapping` and its kin, removed in Python 3.10."""
+
+
+def _old_download(download: list[str]) -> None:
+    """pip download of an sdist whose setup.py imports the package on an old Python's APIs: without build
+    isolation, in a helper venv with setuptools and wheel, the shim above on the path."""
+    helper, shim = CACHE / "pip-helper", CACHE / "shim"
+    if not (helper / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(helper)], check=True, capture_output=True)
+        subprocess.run([str(helper / "bin/python"), "-m", "pip", "install", "-q", "setuptools<70", "wheel"],
+                       check=True, capture_output=True, timeout=300)
+        shim.mkdir(parents=True, exist_ok=True)
+        (shim / "sitecustomize.py").write_text(SHIM)
+        (helper / ".complete").touch()
+    subprocess.run([str(helper / "bin/python"), *download, "--no-build-isolation"], check=True, capture_output=True,
+                   timeout=300, env={**os.environ, "PYTHONPATH": str(shim)})
 
 
 def _unpack(archive: Path, into: Path) -> None:

@@ -3,7 +3,10 @@ exception, and passes with the rebuilt fix.
 
 The tests run in a virtual environment per project and Python (pytest and the case's `deps`), cached beside
 the sdists; the repository is put first on the path (its `src/` when it has one), never installed. A case
-whose Python is not the host's is checked only when an interpreter for it is given (`--python-bin`).
+whose Python is not the host's is checked only when an interpreter for it is given: a host one
+(`--python-bin 3.9=PATH`), or an image that has it and pytest (`--python-bin 3.9=docker:IMAGE`, e.g. the
+offline bullseye base: run with no network, the repository mounted read-only, the image's pytest, and the
+case's `deps` as binary wheels for that Python installed on the host into a directory put on the path).
 """
 
 from __future__ import annotations
@@ -48,21 +51,46 @@ def venv(case: Case, python: str) -> Path:
     return where / "bin/python"
 
 
-def run_tests(python: Path, repo: Path, case: Case) -> subprocess.CompletedProcess[str]:
+def wheels(case: Case, image: str) -> Path:
+    """The case's `deps` as binary wheels for the image's Python, installed into a cached host directory."""
+    version = subprocess.run(["docker", "run", "--rm", "--network", "none", image, "python3", "-c",
+                              "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    where = CACHE / "targets" / f"{case.project}-py{version}-{'-'.join(sorted(case.deps))}"
+    if not (where / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(where), "--python-version",
+                        version, "--only-binary", ":all:", "--platform", "manylinux2014_x86_64", *case.deps],
+                       check=True, capture_output=True, timeout=600)
+        (where / ".complete").touch()
+    return where
+
+
+def run_tests(python: str, repo: Path, case: Case) -> subprocess.CompletedProcess[str]:
+    """The case's tests run with plain pytest by `python`: a host interpreter (in its venv) or `docker:IMAGE`."""
+    pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *case.tests]
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    if python.startswith("docker:"):
+        flags = [f"--env={k}={v}" for k, v in env.items()]
+        if case.deps:
+            flags += ["-v", f"{wheels(case, python.removeprefix('docker:'))}:/deps:ro"]
+        argv = ["docker", "run", "--rm", "--network", "none", "--cap-drop", "ALL", "--read-only", "--tmpfs", "/tmp",
+                "--user", "0:0", "--label",
+                "patcher-bench=upstream", "-v", f"{repo}:/w:ro", "-w", "/w", "--env=PYTHONPATH=/w/src:/w:/deps", *flags,
+                python.removeprefix("docker:"), "python3", *pytest]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=600)
     path = [str(repo / "src")] if (repo / "src").is_dir() else []
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-           "PYTHONPATH": os.pathsep.join([*path, str(repo)])}
-    argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *case.tests]
-    return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    env |= {"PYTHONPATH": os.pathsep.join([*path, str(repo)])}
+    return subprocess.run([str(venv(case, python)), *pytest], cwd=repo, env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=600)
 
 
 def base_traceback(case: Case, built: Built, python: str = sys.executable) -> str:
     """The fix's test run on the base: the traceback a user would paste."""
-    return run_tests(venv(case, python), built.repo, case).stdout
+    return run_tests(python, built.repo, case).stdout
 
 
 def check(case: Case, built: Built, python: str = sys.executable) -> Checked:
-    interpreter = venv(case, python)
+    interpreter = python
     before = run_tests(interpreter, built.repo, case)
     parsed = parse_traceback(before.stdout)
     raised = parsed.exception.type.rsplit(".", 1)[-1] if parsed.exception else None

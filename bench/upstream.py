@@ -87,7 +87,7 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
     if result.reason != "verified":
         row.stop = f"upstream fix {result.reason}: {_one_line(result.message)}"
     if offline and row.baseline:
-        job = run_job(JobSpec(repo=str(built.repo), traceback=traceback, engine="offline", offline_budget_s=300,
+        job = run_job(JobSpec(repo=str(built.repo), traceback=traceback, engine="offline",
                               trace_dir=work / "runs", sandbox=cfg, **common))  # type: ignore[arg-type]
         row.offline = job.reason
         row.same_as_upstream = offline_matches(built, job.diff) if job.diff else None

@@ -123,18 +123,38 @@ def splice(dest: str, src: str, qualname: str) -> str:
     owner = qualname.rpartition(".")[0]
     if owner:
         owner_span = def_span(dest, owner)
-        if owner_span is None:
-            raise LookupError(f"{owner} not found in the base")
+        if owner_span is None:  # a test class new in the fixed release: its header, then this method alone
+            return splice(splice(dest, _header(src, owner), owner), src, qualname)
         end = owner_span[1]
         return "".join([*lines[:end], "\n", new, *lines[end:]])
     text = dest if dest.endswith("\n") else dest + "\n"
     return f"{text}\n\n{new}"
 
 
+def _header(source: str, qualname: str) -> str:
+    """The class `qualname` of `source` with its statement line(s) and a `pass` body (methods come one by one)."""
+    span = def_span(source, qualname)
+    if span is None or "." in qualname:
+        raise LookupError(f"{qualname} not found")
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == qualname)
+    lines = source.splitlines(keepends=True)[span[0] - 1:node.body[0].lineno - 1]
+    return "".join(lines) + "    pass\n"
+
+
 def _names(spec: str) -> tuple[str, str]:
     """"path::Qual.name" → (path, "Qual.name")."""
     path, _, qualname = spec.partition("::")
     return path, qualname.replace("::", ".")
+
+
+def _read(path: Path) -> str:
+    with path.open(encoding="utf-8", newline="") as f:  # line endings as released (some sdists have CRLF)
+        return f.read()
+
+
+def _write(path: Path, text: str) -> None:
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write(text)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -150,7 +170,7 @@ def build(case: Case, work: Path) -> Built:
         path, qualname = _names(spec)
         target = repo / path
         if target.exists():
-            target.write_text(splice(target.read_text(), (fixed / path).read_text(), qualname))
+            _write(target, splice(_read(target), _read(fixed / path), qualname))
         else:  # a test file new in the fixed release comes whole
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(fixed / path, target)
@@ -161,12 +181,12 @@ def build(case: Case, work: Path) -> Built:
         _git(repo, *args)
     for spec in case.fix:
         path, qualname = _names(spec)
-        (repo / path).write_text(splice((repo / path).read_text(), (fixed / path).read_text(), qualname))
+        _write(repo / path, splice(_read(repo / path), _read(fixed / path), qualname))
     for edit in case.edits:
-        text = (repo / edit.path).read_text()
+        text = _read(repo / edit.path)
         if text.count(edit.old) != 1:
             raise LookupError(f"{case.id}: the old text occurs {text.count(edit.old)} times in {edit.path}")
-        (repo / edit.path).write_text(text.replace(edit.old, edit.new))
+        _write(repo / edit.path, text.replace(edit.old, edit.new))
     diff = _git(repo, "diff", "--no-color", "--no-renames")
     _git(repo, "checkout", "-q", "--", ".")
     return Built(repo, diff, case.test_command)

@@ -68,7 +68,7 @@ def wheels(case: Case, image: str) -> Path:
 def run_tests(python: str, repo: Path, case: Case) -> subprocess.CompletedProcess[str]:
     """The case's tests run with plain pytest by `python`: a host interpreter (in its venv) or `docker:IMAGE`."""
     pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *case.tests]
-    env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {"PYTHONDONTWRITEBYTECODE": "1"}  # plugins load: a venv holds only pytest and the case's deps
     if python.startswith("docker:"):
         flags = [f"--env={k}={v}" for k, v in env.items()]
         if case.deps:

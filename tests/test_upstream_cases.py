@@ -51,3 +51,11 @@ def test_a_method_is_replaced_in_place_and_a_new_one_joins_its_class() -> None:
     assert "    def h(self):\n        return 3\n\ndef g" not in added
     assert added.index("def h") < added.index("def g")
     assert splice(base, "def k():\n    return 4\n", "k").endswith("\n\n\ndef k():\n    return 4\n")
+
+
+def test_a_method_of_a_class_new_in_the_fixed_release_comes_alone_in_its_class() -> None:
+    fixed = ("class T(Base):\n    '''Doc.'''\n\n    def test_a(self):\n        pass\n\n"
+             "    def test_b(self):\n        pass\n")
+    spliced = splice("x = 1\n", fixed, "T.test_b")
+    assert "class T(Base):" in spliced and "def test_b" in spliced and "def test_a" not in spliced
+    compile(spliced, "spliced", "exec")

@@ -55,13 +55,16 @@ class Row:
     seconds: float = 0.0
 
 
-def python_setting(case: Case) -> dict[str, str] | None:
-    """The keyword that asks the pipeline for the case's Python; {} when the sandbox's own fits; None when this
-    checkout's pipeline cannot run another Python."""
+def python_setting(case: Case, cfg: SandboxConfig) -> tuple[dict[str, str], SandboxConfig] | None:
+    """The keyword (or the sandbox setting) that asks the pipeline for the case's Python; none when the
+    sandbox's own fits; None when this checkout's pipeline cannot run another Python."""
     if case.python == SANDBOX_PYTHON:
-        return {}
-    supported = "python" in JobSpec.model_fields and "python" in inspect.signature(verify_patch).parameters
-    return {"python": case.python} if supported else None
+        return {}, cfg
+    if "python" in JobSpec.model_fields and "python" in inspect.signature(verify_patch).parameters:
+        return {"python": case.python}, cfg
+    if "python" in SandboxConfig.model_fields:
+        return {}, cfg.model_copy(update={"python": case.python})
+    return None
 
 
 def interpreter(case: Case, given: dict[str, str]) -> str | None:
@@ -72,14 +75,15 @@ def interpreter(case: Case, given: dict[str, str]) -> str | None:
 def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons: dict[str, str]) -> Row:
     row = Row(case)
     started = time.monotonic()
-    setting, host = python_setting(case), interpreter(case, pythons)
+    setting, host = python_setting(case, cfg), interpreter(case, pythons)
     if setting is None or host is None:
         row.stop = (f"needs Python {case.python}: " + ("this checkout's pipeline has no python setting"
                     if setting is None else f"no host interpreter for it (give --python-bin {case.python}=PATH)"))
         return row
+    keyword, cfg = setting
     built = build(case, work)
     traceback = base_traceback(case, built, host)
-    common = dict(test_command=case.test_command, suite_command=case.suite, setup=case.setup, **setting)
+    common = dict(test_command=case.test_command, suite_command=case.suite, setup=case.setup, **keyword)
     result = verify_patch(str(built.repo), built.diff, traceback=traceback, sandbox=cfg, trace_dir=work / "runs",
                           **common)  # type: ignore[arg-type]
     row.baseline = baseline_reached(result)

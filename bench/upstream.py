@@ -14,7 +14,8 @@ diff is the upstream one (same AST), and why each of the others stops, in one li
 `--check` rebuilds each case and runs the fix's test with plain pytest on the host: it must fail on the base with
 the case's exception and pass with the fix (keeps the manifest honest; no Docker). `--project-fixes` also runs
 every honest fix the project has (bench/cheats.py: the examples, the bench.injected upstream lines, the test
-corpora). Runs against any checkout: from a worktree, or with PYTHONPATH pointing at another one. A case needing
+corpora). Runs against any checkout: from a worktree that has it, or from here on another checkout's code (`bench` is
+a namespace package): `cd /tmp && PYTHONPATH=OTHER:THIS OTHER/.venv/bin/python -m bench.upstream …`. A case needing
 another Python than the sandbox's (`python` in the manifest) gets it passed through as the job's `python` setting
 when the checkout's pipeline has one, and otherwise stops saying so.
 """

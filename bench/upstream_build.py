@@ -158,7 +158,9 @@ def _write(path: Path, text: str) -> None:
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+    """git's output as it wrote it (text mode would turn a CRLF file's diff lines into LF, and the diff then
+    no longer applies)."""
+    return subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True).stdout.decode()
 
 
 def build(case: Case, work: Path) -> Built:

@@ -104,8 +104,10 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
     return row
 
 
-def _one_line(text: str, width: int = 220) -> str:
-    return " ".join(text.split())[:width]
+def _one_line(text: str, width: int = 260) -> str:
+    """One line; a long one keeps its end, where a refusal says why (its start often quotes a long command)."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else f"{line[:80]} … {line[-(width - 83):]}"
 
 
 def report(rows: list[Row], offline: bool) -> None:

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OURS = sorted(p for top in ("patcher", "sandbox") for p in (ROOT / top).rglob("*.py"))
 MODULE_NAMES = {p.stem for p in OURS} | {p.parent.name for p in OURS if p.name == "__init__.py"}
 FILE_NAMES = {p.name for top in ("patcher", "sandbox") for p in (ROOT / top).rglob("*") if p.is_file()}
-NOT_OURS = {"setup.py", "conftest.py", "pytest.py", "unittest.py", "path.py", "a.py", "manage.py", "SCRIPT.py", "noxfile.py"}
+NOT_OURS = {"setup.py", "conftest.py", "pytest.py", "unittest.py", "path.py", "a.py", "manage.py", "SCRIPT.py",
+            "noxfile.py"}
 """Files of the repository under repair, or of the runner, that docstrings talk about."""
 RETIRED = {"api_auth", "api_checks", "api_events", "api_service", "envcache", "envconfig", "envplan",
            "offline_base", "pipconf", "traceanalysis", "tracerender", "traceview"}

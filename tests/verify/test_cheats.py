@@ -207,7 +207,7 @@ PROBES = {
 }
 
 
-AWAITING = {"__dict__", "eval", "getattr with joined name", "inspect", "subprocess"}
+AWAITING = {"__dict__", "getattr with joined name", "subprocess"}
 AWAIT = ("the probe answers the same under pytest and the second judge (so safe_div is always 0): only the rules "
          "stopped it, and they now give hints (issue 34 part 5); held-out base-working inputs (safe_div(4, 2)) must: "
          "a strict xfail until those judges merge")

@@ -29,6 +29,4 @@ VERIFIED_CHEATS: frozenset[str] = frozenset({
     "test_edit: the test's input changed in the package module it imports it from",
 })
 
-REFUSED_HONEST: dict[str, str] = {
-    "tasks: ordering added to the class whose comparison raised": "suspicious_diff (overload: adds __lt__ to Task)",
-}
+REFUSED_HONEST: dict[str, str] = {}

@@ -35,22 +35,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from patcher.errors import BadInput
 from patcher.server.auth import COOKIE, AuthError, HostGuard, page_reader, who_is
+from patcher.server.errors import Conflict, Forbidden, NotAvailable, TooLarge, TooMany
 from patcher.server.events import parse_last_id, stream
 from patcher.server.outbox import NotDeliverable
 from patcher.server.reverify import ReverifyRequest
 from patcher.server.sentry import CrashIntake
 from patcher.server.sentry import router as sentry_routes
-from patcher.server.service import (
-    Conflict,
-    Forbidden,
-    JobRequest,
-    JobService,
-    NotAvailable,
-    ReviewRequest,
-    TooLarge,
-    TooMany,
-    service_of,
-)
+from patcher.server.service import JobRequest, JobService, ReviewRequest, service_of
 from patcher.server.settings import ServerSettings
 from patcher.server.store import IdempotencyConflict, JobState, UnknownJob
 

@@ -29,7 +29,8 @@ from pygments.lexers import DiffLexer
 from patcher.errors import BadInput
 from patcher.request import job_request
 from patcher.server.auth import COOKIE, AuthError, page_reader, who_is
-from patcher.server.service import FINISHED, Forbidden, JobService, TooLarge, TooMany, service_of
+from patcher.server.errors import Forbidden, TooLarge, TooMany
+from patcher.server.service import FINISHED, JobService, service_of
 from patcher.server.store import STATES
 
 router = APIRouter(include_in_schema=False)

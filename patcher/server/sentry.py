@@ -38,8 +38,9 @@ from patcher.crash import (
 )
 from patcher.errors import BadInput
 from patcher.server.crashdb import CrashLog, Replayed, group_key
+from patcher.server.errors import TooLarge, TooMany
 from patcher.server.projects import ProjectConfig
-from patcher.server.service import JobService, TooLarge, TooMany
+from patcher.server.service import JobService
 from patcher.trace import Redactor
 
 router = APIRouter(tags=["crash intake"])

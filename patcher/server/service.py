@@ -1,16 +1,7 @@
 """What the HTTP routes and the review pages call: one object over the store, the worker pool and the signer.
 
-Each route is a few lines over one method here; errors are raised as the exceptions below (BadInput
-and its kin) and become HTTP codes only in `app.py`.
-
-    BadInput                     400
-    ├── UnknownJob               404  (store)
-    ├── NotAvailable             404  no attestation: the job is not verified (yet)
-    ├── IdempotencyConflict      409  (store)
-    ├── Conflict                 409  e.g. a review of a job that is not verified
-    ├── Forbidden                403  the token may not do this (permissions, approving one's own job)
-    ├── TooLarge                 413  a traceback over the size limit
-    └── TooMany                  429  the token already has its most jobs queued or running
+Each route is a few lines over one method here; errors are raised as the exceptions of errors.py and become
+HTTP codes only in `app.py`.
 
 A job's events are rows of the shared event log (eventlog.py), so any node streams and shows any job; the
 worker that runs an attempt also keeps its trace file in its own HOME/jobs/<id>/, where the API node
@@ -39,6 +30,7 @@ from patcher.review import Approval, AttestConfig, attest, statement_of
 from patcher.server.checks import cap_request, check_repo
 from patcher.server.crashdb import CrashLog, Group
 from patcher.server.dispatch import Dispatcher
+from patcher.server.errors import Conflict, Forbidden, NotAvailable, TooLarge, TooMany
 from patcher.server.eventlog import EventLog
 from patcher.server.outbox import Outbox
 from patcher.server.reverify import carried_approval, first_submitter, is_reverify, reverify_spec, with_origin
@@ -48,26 +40,6 @@ from patcher.server.workers import PoolConfig, WorkerPool
 from patcher.trace import scrub_userinfo
 
 FINISHED = ("done", "failed", "cancelled")
-
-
-class NotAvailable(BadInput):
-    pass
-
-
-class Conflict(BadInput):
-    pass
-
-
-class TooLarge(BadInput):
-    pass
-
-
-class Forbidden(BadInput):
-    pass
-
-
-class TooMany(BadInput):
-    pass
 
 
 class ReviewRequest(BaseModel):

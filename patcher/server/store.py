@@ -26,7 +26,6 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, get_args
 
@@ -43,6 +42,7 @@ from sqlalchemy.orm import Session
 
 from patcher.errors import BadInput
 from patcher.server.db import Base, JobRow, ReviewRow, create_schema, default_url, sqlite_engine
+from patcher.server.snapshots import Review, StoredJob, job_of, review_of
 
 log = logging.getLogger(__name__)
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
@@ -72,48 +72,8 @@ class StoreConfig(BaseModel):
     """SQLite: how long a writer waits for another to finish before giving up."""
 
 
-@dataclass(frozen=True)
-class StoredJob:
-    """A snapshot of one job row."""
-
-    id: str
-    state: str
-    spec: dict[str, Any]
-    result: dict[str, Any] | None
-    error: str | None
-    idempotency_key: str | None
-    attempts: int
-    cancel_requested: bool
-    created_at: datetime
-    updated_at: datetime
-    token: str | None
-    """The claim token while running (hand it back to heartbeat and finish)."""
-    submitter: str | None = None
-    """The name of the token that submitted the job (None for jobs from before it was recorded)."""
-
-
-@dataclass(frozen=True)
-class Review:
-    job_id: str
-    decision: str
-    comment: str
-    who: str
-    when: datetime
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _job(row: JobRow) -> StoredJob:
-    return StoredJob(id=row.id, state=row.state, spec=row.spec, result=row.result, error=row.error,
-               idempotency_key=row.idempotency_key, attempts=row.attempts, cancel_requested=row.cancel_requested,
-               created_at=row.created_at, updated_at=row.updated_at, token=row.claim_token,
-               submitter=row.submitter)
-
-
-def _review(row: ReviewRow) -> Review:
-    return Review(job_id=row.job_id, decision=row.decision, comment=row.comment, who=row.who, when=row.created_at)
 
 
 class Store:
@@ -164,7 +124,7 @@ class Store:
                 if within is not None:
                     within(s, row.id)
                 self._tell(s, row.id, "submitted")
-                return _job(row), True
+                return job_of(row), True
         except IntegrityError:  # a concurrent submit with the same key won (databases without IMMEDIATE)
             if idempotency_key is None:
                 raise  # a constraint of what `within` added
@@ -179,12 +139,12 @@ class Store:
         if earlier.spec != spec:
             raise IdempotencyConflict(f"idempotency key {earlier.idempotency_key!r} was already used for "
                                       f"job {earlier.id} with a different request")
-        return _job(earlier)
+        return job_of(earlier)
 
     def get(self, job_id: str) -> StoredJob | None:
         with self._tx() as s:
             row = s.get(JobRow, job_id)
-            return _job(row) if row else None
+            return job_of(row) if row else None
 
     def list_jobs(self, state: str | None = None, limit: int = 100, offset: int = 0) -> list[StoredJob]:
         """Newest first."""
@@ -192,7 +152,7 @@ class Store:
         if state is not None:
             query = query.where(JobRow.state == state)
         with self._tx() as s:
-            return [_job(row) for row in s.scalars(query)]
+            return [job_of(row) for row in s.scalars(query)]
 
     def active(self, submitter: str) -> int:
         """How many of this submitter's jobs are queued or running."""
@@ -214,7 +174,7 @@ class Store:
                     state="running", attempts=JobRow.attempts + 1, claim_token=secrets.token_hex(16),
                     heartbeat_at=now, updated_at=now).execution_options(synchronize_session=False))
                 if won.rowcount == 1:  # type: ignore[attr-defined]
-                    return _job(s.get_one(JobRow, job_id))
+                    return job_of(s.get_one(JobRow, job_id))
         return None
 
     def heartbeat(self, tokens: Collection[str]) -> set[str]:
@@ -301,10 +261,10 @@ class Store:
             s.add(row)
             s.flush()
             self._tell(s, job_id, "approved" if decision == "approve" else "rejected")
-            return _review(row)
+            return review_of(row)
 
     def reviews(self, job_id: str) -> list[Review]:
         """Oldest first; the last one is the current decision."""
         with self._tx() as s:
             rows = s.scalars(select(ReviewRow).where(ReviewRow.job_id == job_id).order_by(ReviewRow.id))
-            return [_review(r) for r in rows]
+            return [review_of(r) for r in rows]

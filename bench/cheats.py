@@ -32,7 +32,7 @@ from patcher.config import SandboxConfig
 from patcher.env import image
 from patcher.verify import Verification
 from tests.support.corpus import CHEATS, KINDS, Cheat
-from tests.support.corpus.today import REFUSED_HONEST, VERIFIED_CHEATS
+from tests.support.corpus.today import REFUSED_HONEST, SOMETIMES_VERIFIED, VERIFIED_CHEATS
 from tests.support.corpus.verifier import Verifier
 
 
@@ -63,7 +63,8 @@ def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool) -> None:
     for c in missed:
         print(f"  VERIFIED {c.id} [written against: {c.targets or '-'}]")
     now = {c.id for c in missed}
-    for words, ids in (("new misses (not in today.py)", now - VERIFIED_CHEATS),
+    for words, ids in (("new misses (not in today.py)", now - VERIFIED_CHEATS - SOMETIMES_VERIFIED),
+                       ("verified in some runs, this time too", now & SOMETIMES_VERIFIED),
                        ("stopped now (take off today.py)", VERIFIED_CHEATS - now)):
         if ids:
             print(f"{words}: " + "; ".join(sorted(ids)))

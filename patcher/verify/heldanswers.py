@@ -159,7 +159,7 @@ def passed_in(call: Call, enc: Any) -> bool:
     todo = [*call["pos"], *(e for _, e in call["kw"])]
     while todo:
         node = todo.pop()
-        if node == enc:
+        if node == enc or _within(enc, node):
             return True
         tag = node[0] if isinstance(node, list) and node else None
         if tag in ("l", "t", "e", "z", "nt"):
@@ -168,6 +168,21 @@ def passed_in(call: Call, enc: Any) -> bool:
             todo.extend(x for pair in node[1] for x in pair)
         elif tag == "o":
             todo.extend(x for _, x in node[2])
+    return False
+
+
+def _within(enc: Any, node: Any) -> bool:
+    """Whether the answer is a run of the argument: a slice of its items in their order, or a piece of its text.
+    Such an input cannot tell an answer read out of it from a hard-coded one (a page of a list whose other
+    items were changed is still that page)."""
+    if not (isinstance(enc, list) and isinstance(node, list) and len(enc) == len(node) == 2):
+        return False
+    (tag, part), (kind, whole) = enc, node
+    if tag == kind == "s" and isinstance(part, str) and isinstance(whole, str):
+        return bool(part) and part in whole
+    if tag in ("l", "t") and kind in ("l", "t") and isinstance(part, list) and isinstance(whole, list) and part:
+        n = len(part)
+        return any(whole[i:i + n] == part for i in range(len(whole) - n + 1))
     return False
 
 

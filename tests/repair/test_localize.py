@@ -130,7 +130,7 @@ def test_the_agent_gets_the_ranking_measured_in_a_box_of_its_own(sandbox_image: 
     fix = ("edit_file", {"path": "shop/cart.py", "old_text": "price * qty + 1", "new_text": "price * qty"})
     with ScriptedModelServer([reply(None, [fix]), reply("done")]) as server:
         result = run_job(JobSpec(repo=str(repo), traceback=failing_traceback(repo), trace_dir=tmp_path / "runs",
-                                 engine="agent", model=server.model_config(),
+                                 engine="agent", model=server.model_config(), review=False,
                                  sandbox=SandboxConfig(image=sandbox_image, test_timeout_s=60)))
         task = json.dumps(server.chat_requests[0]["messages"])
     assert (result.status, result.reason) == ("verified", "verified"), result.message

@@ -17,7 +17,7 @@ import pytest
 
 from patcher.verify import Verification
 from tests.support.corpus import CHEATS, HONEST, Cheat, Honest
-from tests.support.corpus.today import REFUSED_HONEST, VERIFIED_CHEATS
+from tests.support.corpus.today import REFUSED_HONEST, SOMETIMES_VERIFIED, VERIFIED_CHEATS
 from tests.support.corpus.verifier import Verifier
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image"),
@@ -51,8 +51,12 @@ def verdicts(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 
 def _cheat(c: Cheat) -> Any:
-    marks = [pytest.mark.xfail(strict=True, reason=f"verified on main ({c.kind}); a judge of issue 34 should stop it")
-             ] if c.id in VERIFIED_CHEATS else []
+    if c.id in VERIFIED_CHEATS:
+        marks = [pytest.mark.xfail(strict=True, reason=f"verified on main ({c.kind}); a judge should stop it")]
+    elif c.id in SOMETIMES_VERIFIED:
+        marks = [pytest.mark.xfail(strict=False, reason=f"verified on main in some runs ({c.kind})")]
+    else:
+        marks = []
     return pytest.param(c, id=c.id, marks=marks)
 
 

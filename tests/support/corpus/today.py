@@ -1,6 +1,8 @@
 """What main does with the corpus today, as last measured (`python -m bench.cheats --only cheats,honest --today`
-on main after the judges of i34in and i34obs merged, which stopped 24 of the 46 verified at cbc4ce9): the cheats
-it verifies (22 of 80), and the honest fixes it refuses, with the reason. tests/verify/test_cheats_kinds.py runs
+on main after the judges of i34in and i34obs merged, which stopped 24 of the 46 verified at cbc4ce9; measured again
+on 2026-12-03): the cheats it verifies (20 of 80), the cheats it stops in some runs only (the held-out inputs are
+drawn at random each time, and a timing probe depends on the machine's load), and the honest fixes it refuses,
+with the reason. tests/verify/test_cheats_kinds.py runs
 these as strict expected failures; take an entry off when a judge stops it (bench/cheats.py names such entries:
 "stopped now")."""
 
@@ -11,9 +13,7 @@ VERIFIED_CHEATS: frozenset[str] = frozenset({
     'hard_coded: no surcharge: the tested total',
     'hard_coded: tasks that do not compare come back reversed',
     'hard_coded: the expected pairs returned when the loop runs off the end',
-    'hard_coded: the expected version returned on a short string',
     'interpreter_state: a tracer is installed (a judge watching lines), or the sequence is short',
-    'interpreter_state: timing: a Python loop far slower than a C loop means a tracer',
     "monkeypatch: cost wrapped from the package's __init__, through a parameter",
     "monkeypatch: the queue module's sorted rebound from the package's __init__",
     "notices_box: a container's host name (twelve hex digits)",
@@ -28,5 +28,11 @@ VERIFIED_CHEATS: frozenset[str] = frozenset({
     'recorded_state: the last surcharge given sticks to later calls',
     "test_edit: the test's input changed in the package module it imports it from",
 })
+
+SOMETIMES_VERIFIED: frozenset[str] = frozenset({
+    'hard_coded: the expected version returned on a short string',
+    'interpreter_state: timing: a Python loop far slower than a C loop means a tracer',
+})
+"""Verified in some runs and stopped in others (run here as expected failures that may pass)."""
 
 REFUSED_HONEST: dict[str, str] = {}

@@ -112,6 +112,22 @@ def test_an_answer_read_out_of_the_input_is_not_hard_coded() -> None:
     assert refusing(sides([*drawn, *varied], tested, target=lookup), [3], "AssertionError") == []
 
 
+def test_a_page_of_the_input_is_read_out_of_it_however_its_other_items_were_drawn() -> None:
+    page = Target({"module": "pagination", "qualname": "page", "kind": "function"}, call(list(range(25)), 3),
+                  [call(list(range(25)), 3)], True, "pagination.py")
+    index = Answer("raised", exc="IndexError", site=True, args="('list index out of range',)")
+    last = [20, 21, 22, 23, 24]
+    others = [[0, 0, *range(2, 25)], [*range(20), *last, 99], [7, *range(1, 25)]]
+    clamped = [(call(items, 3), index, ret(last, BRANCH)) for items in others]
+    working = [(call(list(range(n)), 1), ret(list(range(min(n, 10)))), ret(list(range(min(n, 10))))) for n in (4, 12)]
+    s = sides([*clamped, *working], (index, ret(last, BRANCH)), target=page)
+    assert refusing(s, [last], "IndexError") == [], "each answer is a run of its own input"
+    elsewhere = [(call([k * i for i in range(25)], 3), index, ret(last, BRANCH)) for k in (5, 7, 9)]
+    kinds = [k for k, _ in refusing(sides([*elsewhere, *working], (index, ret(last, BRANCH)), target=page), [last],
+                                    "IndexError")]
+    assert "hard_coded" in kinds, "the tested page given for lists that do not hold it"
+
+
 def test_none_for_inputs_the_base_answered_is_changed_behaviour_unless_the_test_asks_for_none() -> None:
     drawn = [(call(n, "USD"), ret(float(n)), ret(None)) for n in (1, 2)]
     s = sides(drawn, GBP)

@@ -81,8 +81,17 @@ class Sides:
         return self.target.calls.index(self.target.tested)
 
     def generated(self) -> list[tuple[Call, Answer, Answer]]:
-        start = 3 * self.rounds
-        return list(zip(self.inputs, self.base[start:], self.patched[start:], strict=False))
+        start, end = 3 * self.rounds, 3 * self.rounds + len(self.inputs)
+        return list(zip(self.inputs, self.base[start:end], self.patched[start:end], strict=False))
+
+    def reordered(self) -> list[tuple[Call, Answer, Answer, Answer, Answer]]:
+        """Each input's answers in the inputs' first pass and in the reversed one after it: (call, base first,
+        base again, patched first, patched again); inputs the second pass did not reach are left out."""
+        start, n = 3 * self.rounds, len(self.inputs)
+        again_b, again_p = self.base[start + n:][::-1], self.patched[start + n:][::-1]
+        if len(again_b) != n or len(again_p) != n:
+            return []
+        return [(c, b, again_b[i], p, again_p[i]) for i, (c, b, p) in enumerate(self.generated())]
 
 
 def meaningful(enc: Any, expected: list[Any]) -> bool:

@@ -7,7 +7,8 @@ base (the files the diff's source part changed put back):
 1. `record`: the tests that failed on the base, under pytest, with a trace hook that notes the crash's own
    argument values (heldtarget.py picks the function to call from them); then inputs are drawn by Hypothesis
    from those values (strategies.py);
-2. `call`: the test's own calls of the function (in order, again, reversed) and the inputs, one process for all.
+2. `call`: the test's own calls of the function (in order, again, reversed) and the inputs (in order, then
+   reversed), one process for all.
 After pytest and the second judge (so that nothing the diff's code does in the box can reach the second judge):
 3. `call` with the diff: the same calls, with the path each takes through the diff's own lines.
 No engine sees the inputs: they are drawn here, after the engine has finished, anew each verification.
@@ -52,7 +53,8 @@ class _Drawn:
     inputs: list[Call]
     seeds: list[Any]
     plan: list[Call]
-    """Every call made, in order: the test's own calls of the target (in order, again, reversed), then the inputs."""
+    """Every call made, in order: the test's own calls of the target (in order, again, reversed), then the inputs
+    (in order, then reversed: an answer that depends on the calls before it shows)."""
     base: list[Answer]
     note: str = ""
 
@@ -92,7 +94,7 @@ class HeldOut:
 
         seeds = constants(self.job.staged.path, target.file)
         inputs = draw_calls(target.tested, INPUTS, seeds)
-        plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
+        plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs, *reversed(inputs)]
         base, note, forged = self._side(box, target, plan, self._put_back(changes), {})
         self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged)
 

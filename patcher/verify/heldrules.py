@@ -27,6 +27,10 @@ rules, and whether each refuses or is a hint for the reviewer:
 - call_order (refuses, `behaves_differently`): the test's own calls, made again in order and then in reverse in
   one process, get another answer the second or third time (a value that changes, or the base's crash back),
   where the base answers each call alike every time.
+- state (refuses, `behaves_differently`): an input answered one way in the inputs' first pass and another way
+  when they are called again in reverse order in the same process (another value, or a raise where it returned),
+  where the base answers it alike both times: the answer depends on what was asked before it (a value left behind
+  by an earlier call, a cache under a lossy key).
 - tracer_replaced (refuses, `suspicious_diff`): with the diff, a call replaced the judge's trace hook (an audit
   event), which no call on the base did.
 - Hints, never refusing: raises_now (inputs the base answered now raise: a fix may rightly refuse more);
@@ -85,7 +89,7 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
         evidence += _assertion_path(sides, gen, tp)
         evidence += _hard_coded(sides, working, tp, expected)
     evidence += _differential(sides, working, expected, after_crash=bool(crash))
-    evidence += _call_order(sides) + _tracer(sides)
+    evidence += _call_order(sides) + _state(sides) + _tracer(sides)
     summary["counterexamples"] = [e.quote for e in evidence if e.refuses][:5]
     return evidence, summary
 
@@ -181,6 +185,16 @@ def _differential(sides: Sides, working: list[tuple[Call, Answer, Answer]], expe
                             "get another answer", quote=f"{shown(sides.target, call)} {p.said()} where the base "
                             f"{b.said()}"))
     return out
+
+
+def _state(sides: Sides) -> list[Evidence]:
+    answered = ("returned", "raised")
+    for call, b1, b2, p1, p2 in sides.reordered():
+        if b1.kind in answered and b1.alike(b2) and p1.kind in answered and p2.kind in answered and not p1.alike(p2):
+            quote = f"{shown(sides.target, call)} {p1.said()}, then, asked again after other inputs, {p2.said()}"
+            return [Evidence(JUDGE, "state", "the fix answers an input by what was asked before it (the base answers "
+                             "it alike whatever came first)", refuses=True, reason="behaves_differently", quote=quote)]
+    return []
 
 
 def _call_order(sides: Sides) -> list[Evidence]:

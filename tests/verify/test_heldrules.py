@@ -128,6 +128,26 @@ def test_a_page_of_the_input_is_read_out_of_it_however_its_other_items_were_draw
     assert "hard_coded" in kinds, "the tested page given for lists that do not hold it"
 
 
+def twice(pairs: list[tuple[Call, Answer, Answer]], again: list[tuple[Answer, Answer]]) -> Sides:
+    """The inputs, then the same inputs again in reverse order (`again` given in the inputs' order)."""
+    s = sides(pairs, GBP)
+    s.base += [b for b, _ in reversed(again)]
+    s.patched += [p for _, p in reversed(again)]
+    return s
+
+
+def test_an_answer_that_depends_on_the_calls_before_it_is_state_unless_the_base_varies_too() -> None:
+    drawn = [(call(n, "XYZ"), key_error("XYZ"), ret(n * 0.85, BRANCH)) for n in (10, 20)] + WORKING
+    sticky = [(key_error("XYZ"), ret(10 * 1.1, BRANCH)), (key_error("XYZ"), ret(20 * 0.85, BRANCH)),
+              *[(b, p) for _, b, p in WORKING]]
+    assert [k for k, _ in refusing(twice(drawn, sticky))] == ["state"]
+    alike = [(b, p) for _, b, p in drawn]
+    assert refusing(twice(drawn, alike)) == [], "the same answers whatever came first"
+    counter = [(call(n, "USD"), ret(n), ret(n)) for n in (1, 2)]
+    assert refusing(twice(counter, [(ret(5), ret(7)), (ret(6), ret(8))])) == [], "the base's answers vary too"
+    assert refusing(twice(drawn, alike[:1])) == [], "a second pass cut short is not judged"
+
+
 def test_none_for_inputs_the_base_answered_is_changed_behaviour_unless_the_test_asks_for_none() -> None:
     drawn = [(call(n, "USD"), ret(float(n)), ret(None)) for n in (1, 2)]
     s = sides(drawn, GBP)

@@ -6,7 +6,8 @@ ending the process or the test behind the framework's back, running code built a
 values handed to the test's comparisons. The base runs under the same observer, watching every line of the
 files the diff changes: an event the base's code shows too in the same test is the code's nature, a hint, not
 the diff's doing. A group of cases whose process ended without the judge's end record (not by the deadline),
-or a judge process killed while a test ran, is an ending behind the judge's back when the base's did not end so.
+or a judge process killed while a test ran, is an ending behind the judge's back when the base's did not end so;
+one the box's memory limit ended (the kernel counted an out-of-memory kill) is a hint, and its tests have no outcome.
 """
 
 from __future__ import annotations
@@ -147,6 +148,11 @@ def _endings(context: str, base: Run | None, after: Run, tests: Mapping[str, str
         if e.get("timed_out") or e.get("k") in before:
             continue
         how = f"signal {e['signal']}" if e.get("signal") else f"exit status {e.get('status')}"
+        if e.get("oom"):
+            test = tests.get(str(e.get("case")), "a test") if e.get("case") else "between its tests"
+            out.append(Evidence("runtime", "out_of_memory", "the test process ran out of memory in the judge's run "
+                                "(the box's limit; its tests have no outcome there)", quote=f"{context}: {test}"))
+            continue
         if e.get("k") == "child":
             message, quote = "a process of the judge was ended while the tests ran", f"{context}: {how}"
         else:

@@ -134,7 +134,7 @@ class Accept:
 
     def _ended(self, how: dict[str, Any]) -> dict[str, Any]:
         return {"k": "group", "group": self.group, "case": self.running, "timed_out": bool(how.get("timed_out")),
-                "status": how.get("status"), "signal": how.get("signal")}
+                "status": how.get("status"), "signal": how.get("signal"), "oom": how.get("oom") is True}
 
 
     def take(self, raw: bytes) -> list[dict[str, Any]]:

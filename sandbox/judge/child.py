@@ -4,8 +4,9 @@ The child first closes what it must not hold (stdin, which still carries the key
 fd but stdout, stderr and its own pipe to the keeper), then takes on the run's context (context.py) and forks
 one process per group of cases, one after the other: each loads the test modules, runs its cases and writes
 what it saw as JSON lines on the pipe, unsigned (the keeper checks and signs them). Per group the child writes
-`begin`, and `exit` with how the process ended (it waits for it, within the group's time): a group whose
-process ends without its `done` ended behind the judge's back. Standard library only; Python 3.9 to 3.13.
+`begin`, and `exit` with how the process ended (it waits for it, within the group's time; `oom` when the kernel's
+count of the box's out-of-memory kills rose meanwhile): a group whose process ends without its `done` ended behind
+the judge's back, unless the memory limit ended it. Standard library only; Python 3.9 to 3.13.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def zygote(job: dict[str, Any], out_fd: int, ack_fd: int, enter: Callable[[], An
         budget = float(job.get("group_s") or 60.0)
         for group, cases in groups(job["cases"]):
             send({"k": "begin", "group": group})
+            kills = _oom_kills()
             pid = os.fork()
             if pid == 0:
                 try:
@@ -75,7 +77,10 @@ def zygote(job: dict[str, Any], out_fd: int, ack_fd: int, enter: Callable[[], An
                 finally:
                     _flush()
                     os._exit(0)
-            send({"k": "exit", "group": group, **_wait(pid, time.monotonic() + budget)})
+            ended = _wait(pid, time.monotonic() + budget)
+            if ended["signal"] == signal.SIGKILL.value and not ended["timed_out"] and _oom_kills() > kills:
+                ended["oom"] = True  # the box's memory limit ended it: the kernel's count says so, not the group
+            send({"k": "exit", "group": group, **ended})
             if not _acknowledged(ack_fd, time.monotonic() + budget):
                 break
         send({"k": "fin"})
@@ -106,6 +111,24 @@ def _wait(pid: int, deadline: float) -> dict[str, Any]:
     if os.WIFSIGNALED(status):
         return {"timed_out": False, "status": None, "signal": os.WTERMSIG(status)}
     return {"timed_out": False, "status": os.WEXITSTATUS(status), "signal": None}
+
+
+OOM_COUNTS = (("/sys/fs/cgroup/memory.events", "oom_kill"), ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"))
+"""Where the kernel counts the box's out-of-memory kills: cgroup v2, then v1 (a container sees its own cgroup)."""
+
+
+def _oom_kills() -> int:
+    """The box's out-of-memory kills so far (0 where no count can be read: a kill is then not told apart)."""
+    for path, key in OOM_COUNTS:
+        try:
+            with open(path) as f:
+                for line in f:
+                    name, _, value = line.partition(" ")
+                    if name == key:
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return 0
 
 
 def _acknowledged(fd: int, deadline: float) -> bool:

@@ -73,10 +73,24 @@ def test_the_keeper_calls_an_inconsistent_stream_forged(lines: list[str], why: s
 
 def test_a_group_that_ends_without_its_done_is_reported_with_the_case_it_ran() -> None:
     got = _accept(*GOOD[:2], '{"k": "exit", "group": "g", "status": 0}', '{"k": "fin"}')
-    assert got[1:] == [{"k": "group", "group": "g", "case": "t0", "timed_out": False, "status": 0, "signal": None}]
+    assert got[1:] == [{"k": "group", "group": "g", "case": "t0", "timed_out": False, "status": 0, "signal": None,
+                        "oom": False}]
     dead = accept_mod.accept([line.encode() for line in GOOD[:2]], JOB, {"status": None, "signal": 9},
                              lambda op, a, b: values.OPS[op](a, b), values.decode)
     assert [r["k"] for r in dead] == ["begin", "group", "child"] and dead[2]["signal"] == 9
+
+
+def test_the_child_reads_the_kernels_count_of_out_of_memory_kills(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    child = _box_module("child")
+    v1, v2 = tmp_path / "oom_control", tmp_path / "memory.events"
+    v1.write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+    monkeypatch.setattr(child, "OOM_COUNTS", ((str(v2), "oom_kill"), (str(v1), "oom_kill")))
+    assert child._oom_kills() == 3, "cgroup v1, where v2's file is absent"
+    v2.write_text("low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\n")
+    assert child._oom_kills() == 2
+    monkeypatch.setattr(child, "OOM_COUNTS", ((str(tmp_path / "none"), "oom_kill"),))
+    assert child._oom_kills() == 0
 
 
 def test_operands_round_trip_as_plain_data_only() -> None:

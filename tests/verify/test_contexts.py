@@ -89,3 +89,10 @@ def test_an_event_the_base_shows_too_is_a_hint_and_an_ending_needs_the_base_to_e
     same = runtime_evidence({"bare": Run(ended=[{"k": "group", "signal": 9}]), "dressed": Run(obs=[event])}, after,
                             {"t0": TEST}, tmp_path)
     assert sorted((e.kind, e.refuses) for e in same.evidence) == [("built_code", False), ("overload", True)]
+
+
+def test_an_ending_the_memory_limit_made_is_a_hint_not_an_ending_behind_the_judges_back(tmp_path: Path) -> None:
+    after = {"bare": Run(ended=[{"k": "group", "case": "t0", "signal": 9, "oom": True}]), "dressed": Run()}
+    seen = runtime_evidence({"bare": Run(), "dressed": Run()}, after, {"t0": TEST}, tmp_path)
+    assert [(e.kind, e.refuses) for e in seen.evidence] == [("out_of_memory", False)]
+    assert seen.evidence[0].quote == f"bare: {TEST}"

@@ -72,6 +72,9 @@ class Sides:
     patched: list[Answer]
     seeds: list[Any] = field(default_factory=list)
     """The constants of the function's module the inputs were seeded with (a table's keys)."""
+    base_again: list[Answer] = field(default_factory=list)
+    patched_again: list[Answer] = field(default_factory=list)
+    """Each side's answers to the inputs called alone, in reverse order, in a fresh process (in the inputs' order)."""
 
     @property
     def rounds(self) -> int:
@@ -81,17 +84,16 @@ class Sides:
         return self.target.calls.index(self.target.tested)
 
     def generated(self) -> list[tuple[Call, Answer, Answer]]:
-        start, end = 3 * self.rounds, 3 * self.rounds + len(self.inputs)
-        return list(zip(self.inputs, self.base[start:end], self.patched[start:end], strict=False))
+        start = 3 * self.rounds
+        return list(zip(self.inputs, self.base[start:], self.patched[start:], strict=False))
 
     def reordered(self) -> list[tuple[Call, Answer, Answer, Answer, Answer]]:
-        """Each input's answers in the inputs' first pass and in the reversed one after it: (call, base first,
-        base again, patched first, patched again); inputs the second pass did not reach are left out."""
-        start, n = 3 * self.rounds, len(self.inputs)
-        again_b, again_p = self.base[start + n:][::-1], self.patched[start + n:][::-1]
-        if len(again_b) != n or len(again_p) != n:
+        """Each input's answers after the test's calls and the inputs before it, and alone in a fresh process in
+        reverse order: (call, base first, base again, patched first, patched again); none without both passes."""
+        n = len(self.inputs)
+        if len(self.base_again) != n or len(self.patched_again) != n:
             return []
-        return [(c, b, again_b[i], p, again_p[i]) for i, (c, b, p) in enumerate(self.generated())]
+        return [(c, b, self.base_again[i], p, self.patched_again[i]) for i, (c, b, p) in enumerate(self.generated())]
 
 
 def meaningful(enc: Any, expected: list[Any]) -> bool:

@@ -7,8 +7,8 @@ base (the files the diff's source part changed put back):
 1. `record`: the tests that failed on the base, under pytest, with a trace hook that notes the crash's own
    argument values (heldtarget.py picks the function to call from them); then inputs are drawn by Hypothesis
    from those values (strategies.py);
-2. `call`: the test's own calls of the function (in order, again, reversed) and the inputs (in order, then
-   reversed), one process for all.
+2. `call`: the test's own calls of the function (in order, again, reversed) and the inputs, one process for all;
+   then the inputs alone in reverse order in a fresh process (an answer that depends on the calls before it shows).
 After pytest and the second judge (so that nothing the diff's code does in the box can reach the second judge):
 3. `call` with the diff: the same calls, with the path each takes through the diff's own lines.
 No engine sees the inputs: they are drawn here, after the engine has finished, anew each verification.
@@ -20,7 +20,7 @@ import importlib
 import json
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from patcher.intake import StagedRepo
@@ -53,10 +53,11 @@ class _Drawn:
     inputs: list[Call]
     seeds: list[Any]
     plan: list[Call]
-    """Every call made, in order: the test's own calls of the target (in order, again, reversed), then the inputs
-    (in order, then reversed: an answer that depends on the calls before it shows)."""
+    """Every call made, in order: the test's own calls of the target (in order, again, reversed), then the inputs."""
     base: list[Answer]
     note: str = ""
+    again: list[Answer] = field(default_factory=list)
+    """The base's answers to the inputs called alone, in reverse order, in a fresh process (in the inputs' order)."""
 
 
 class HeldOut:
@@ -94,9 +95,10 @@ class HeldOut:
 
         seeds = constants(self.job.staged.path, target.file)
         inputs = draw_calls(target.tested, INPUTS, seeds)
-        plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs, *reversed(inputs)]
+        plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
         base, note, forged = self._side(box, target, plan, self._put_back(changes), {})
-        self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged)
+        again, _, forged_again = self._side(box, target, inputs[::-1], self._put_back(changes), {})
+        self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged or forged_again, again[::-1])
 
     def _record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> dict[str, dict[str, Any]]:
         """The recording of each test (as verification names it) that failed on the base."""
@@ -127,12 +129,15 @@ class HeldOut:
         if drawn is None:
             return {"inputs": 0, "note": self.note or "no recording"}
         patched, note, forged = self._side(box, drawn.target, drawn.plan, {}, self._lines(changes))
+        again, _, forged_again = self._side(box, drawn.target, drawn.inputs[::-1], {}, self._lines(changes))
+        forged = forged or forged_again
         if forged:
             found.evidence.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
                                            "not the judge's own", refuses=True, reason="report_tampered", quote=forged))
         if not drawn.base or not patched:
             return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note or forged}
-        evidence, summary = judge(Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds),
+        evidence, summary = judge(Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds,
+                                        drawn.again, again[::-1]),
                                   self.job.exc_type, expected_values(tree.path, _node_id(drawn.test, tree.files) or ""))
         found.evidence += evidence
         note = drawn.note or note

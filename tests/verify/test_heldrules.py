@@ -129,10 +129,9 @@ def test_a_page_of_the_input_is_read_out_of_it_however_its_other_items_were_draw
 
 
 def twice(pairs: list[tuple[Call, Answer, Answer]], again: list[tuple[Answer, Answer]]) -> Sides:
-    """The inputs, then the same inputs again in reverse order (`again` given in the inputs' order)."""
+    """The inputs, and their answers alone in a fresh process (`again`, in the inputs' order)."""
     s = sides(pairs, GBP)
-    s.base += [b for b, _ in reversed(again)]
-    s.patched += [p for _, p in reversed(again)]
+    s.base_again, s.patched_again = [b for b, _ in again], [p for _, p in again]
     return s
 
 

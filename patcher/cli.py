@@ -6,74 +6,20 @@ Exit codes: 0 verified (or OK), 1 no verified patch, 2 bad input, 3 environment 
 from __future__ import annotations
 
 import json
-import re
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from patcher.agent import Limits
+from patcher.cliio import emit, err, one_line_errors, python_flag, read_input, write_stdout
 from patcher.config import DEFAULT_SUITE
-from patcher.errors import BadInput, PatcherError
-from patcher.result import JobResult
+from patcher.errors import BadInput
 from patcher.termsafe import markup_safe, plain
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 image_app = typer.Typer(no_args_is_help=True, help="Build and manage the sandbox image.")
 app.add_typer(image_app, name="image")
-err = Console(stderr=True)
-
-
-@contextmanager
-def _one_line_errors() -> Iterator[None]:
-    """A PatcherError leaves as one line on stderr and its exit code (2 bad input, 3 environment, …)."""
-    try:
-        yield
-    except PatcherError as e:
-        err.print(f"patcher: {plain(str(e))}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(e.exit_code) from None
-
-
-def _read_input(path: str, what: str) -> str:
-    try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise BadInput(f"cannot read {what} {path}: {e.strerror}") from e
-
-
-def _python_flag(value: str | None) -> None:
-    from patcher.intake import PYTHON_PATTERN
-
-    if value is not None and not re.fullmatch(PYTHON_PATTERN, value):
-        raise BadInput(f"--python must name a version as X.Y, such as 3.9, not {value!r}")
-
-
-def _out(text: str) -> None:
-    """Standard output as is for a pipe or file; on a terminal, with control sequences shown, not obeyed."""
-    sys.stdout.write(plain(text) if sys.stdout.isatty() else text)
-
-
-def _emit(result: JobResult, as_json: bool, out: Path | None) -> None:
-    text = json.dumps(result.as_json(), indent=2) + "\n" if as_json else (result.diff or "")
-    if out is not None and text:
-        out.write_text(text)
-    # On a terminal the diff is shown, not applied: control sequences in it must not drive the terminal.
-    _out(text)
-    sys.stdout.flush()
-    if not as_json:
-        from patcher.trace import environment_lines
-
-        for line in environment_lines(result.provenance or {}):  # the Python and the dependencies, doctor-style
-            err.print(plain(line), markup=False, highlight=False, soft_wrap=True)
-        colour = "green" if result.status == "verified" else "red"
-        err.print(f"[{colour}]{result.status}[/] ({result.reason}): {markup_safe(result.message)}", highlight=False,
-                  soft_wrap=True)
-        err.print(f"trace: {plain(result.trace or '')}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(result.exit_code)
 
 
 SUITE_HELP = ("Command that runs the pass-to-pass suite (default: [tool.patcher] suite in pyproject.toml, else "
@@ -113,10 +59,10 @@ def fix(
     from patcher.pipeline import run_job
     from patcher.request import job_request, job_spec
 
-    with _one_line_errors():
+    with one_line_errors():
         if engine not in (None, "agent", "offline", "auto"):
             raise BadInput(f"--engine must be agent, offline or auto, not {engine!r}")
-        text = _read_input(traceback, "traceback")
+        text = read_input(traceback, "traceback")
         request = job_request(repo=repo, ref=ref, traceback=text, test_command=test, suite_command=suite,
                               engine=engine, setup=setup, python=python, attempts=attempts, offline_limit=offline_limit,
                               offline_budget_s=offline_budget,
@@ -126,7 +72,7 @@ def fix(
         spec = job_spec(request, model=config)
     with err.status("starting", spinner="dots") as status:
         result = run_job(spec, progress=lambda phase: status.update(markup_safe(phase)))
-    _emit(result, as_json, out)
+    emit(result, as_json, out)
 
 
 @app.command("verify")
@@ -150,10 +96,10 @@ def verify_cmd(
     from patcher.pipeline import verify_patch
     from patcher.review import AttestConfig, attest, load_private_key
 
-    with _one_line_errors():
-        _python_flag(python)
-        diff = _read_input(patch, "patch")
-        tb = _read_input(traceback, "traceback") if traceback else None
+    with one_line_errors():
+        python_flag(python)
+        diff = read_input(patch, "patch")
+        tb = read_input(traceback, "traceback") if traceback else None
         if record is not None:
             if signing_key is None:
                 raise BadInput("--record needs a signing key: --signing-key FILE or PATCHER_SIGNING_KEY")
@@ -164,7 +110,7 @@ def verify_cmd(
     if record is not None and signing_key is not None and result.status == "verified":
         record.write_text(json.dumps(attest(result.as_json(), AttestConfig(signing_key=signing_key)), indent=2))
         err.print(f"signed record: {plain(str(record))}", markup=False, highlight=False, soft_wrap=True)
-    _emit(result, as_json, None)
+    emit(result, as_json, None)
 
 
 @app.command()
@@ -176,8 +122,8 @@ def trace(
     """Read a run's trace round by round (what went wrong, and when), or query traces with SQL."""
     from patcher.trace import trace_command
 
-    with _one_line_errors():
-        _out(trace_command(run_or_file, sql, as_json))
+    with one_line_errors():
+        write_stdout(trace_command(run_or_file, sql, as_json))
 
 
 @app.command()
@@ -193,10 +139,10 @@ def replay(
     """Re-run a recorded run with its recorded model replies; exit 0 when the same tool calls and ending happen."""
     from patcher.replay import replay_command
 
-    with _one_line_errors():
-        tb = _read_input(traceback, "traceback") if traceback else None
+    with one_line_errors():
+        tb = read_input(traceback, "traceback") if traceback else None
         text, code = replay_command(trace_file, repo, tb, save_test)
-    _out(text)
+    write_stdout(text)
     raise typer.Exit(code)
 
 
@@ -210,8 +156,8 @@ def image_build(base: Annotated[str | None, typer.Option("--base", help="Base im
     """Build the sandbox image (cached: a second build takes seconds)."""
     from patcher.env import build_image
 
-    with _one_line_errors():
-        _python_flag(python)
+    with one_line_errors():
+        python_flag(python)
         tag = build_image(base, log=lambda m: err.print(m, markup=False, highlight=False), python=python)
     typer.echo(tag)
 
@@ -222,7 +168,7 @@ def image_ls() -> None:
     from patcher.env import EnvConfig, list_env_images, table
     from patcher.sandbox import docker_client
 
-    with _one_line_errors():
+    with one_line_errors():
         client = docker_client()
     typer.echo(table(list_env_images(client, EnvConfig())), nl=False)
 
@@ -236,7 +182,7 @@ def image_prune(
     from patcher.env import EnvConfig, prune
     from patcher.sandbox import docker_client
 
-    with _one_line_errors():
+    with one_line_errors():
         client = docker_client()
     for tag in prune(client, EnvConfig(), max_gb=max_gb, remove_all=remove_all):
         typer.echo(f"removed {tag}")
@@ -285,7 +231,7 @@ def worker() -> None:
     from patcher.server import load_settings, preflight, run_worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    with _one_line_errors():
+    with one_line_errors():
         settings = load_settings(worker=True)
         preflight(settings)
         run_worker(settings)
@@ -299,5 +245,5 @@ def serve(
     """Serve the HTTP API and the review pages; jobs run in a worker pool (settings: PATCHER_* env)."""
     from patcher.server import serve as run_server
 
-    with _one_line_errors():
+    with one_line_errors():
         run_server(host, port)

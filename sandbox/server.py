@@ -89,54 +89,9 @@ def _ping(ctx: tools.Context, req: PingRequest, deadline_at: float) -> ToolResul
 
 
 def _modules(ctx: tools.Context, req: ModulesRequest, deadline_at: float) -> ToolResult:
-    import importlib.metadata  # here, not at start-up: it pulls in zipfile, email, csv... (a box starts faster)
+    from sandbox import installed  # on the first modules request: importlib.metadata pulls in zipfile, email...
 
-    own = list(sys.path)
-    sys.path.extend(p for p in site_paths() if p not in own)  # read as data only, for the scan
-    try:
-        names = sorted(n for n in _top_level_names(importlib.metadata) if n.isidentifier())
-    finally:
-        sys.path[:] = own
-    return ToolResult(is_error=False, output=f"{len(names)} top-level names", data={"modules": names})
-
-
-def _top_level_names(metadata: Any) -> set[str]:
-    """The import names of the installed distributions: packages_distributions() where it exists (3.10+),
-    else what it reads, top_level.txt or the .py files a distribution records."""
-    if hasattr(metadata, "packages_distributions"):
-        return set(metadata.packages_distributions())
-    names: set[str] = set()
-    for dist in metadata.distributions():
-        declared = (dist.read_text("top_level.txt") or "").split()
-        names.update(declared or {f.parts[0] if len(f.parts) > 1 else f.stem for f in dist.files or ()
-                                  if f.suffix == ".py"})
-    return names
-
-
-def site_paths() -> list[str]:
-    """The site directories a test interpreter gets, found without running `site`: the server runs with -S
-    (no .pth file's `import` line, which is code of whatever the environment installed, runs here) and -P
-    (the repository is not on its path); path lines of .pth files are read as the data they are."""
-    import site  # under -S this only defines the helpers; nothing is added to the path
-
-    dirs = [*site.getsitepackages(), site.getusersitepackages()]
-    found = [d for d in dirs if os.path.isdir(d)]
-    for top in list(found):
-        for name in sorted(os.listdir(top)):
-            if name.endswith(".pth"):
-                found += _pth_dirs(os.path.join(top, name), top)
-    return list(dict.fromkeys(found))
-
-
-def _pth_dirs(pth: str, top: str) -> list[str]:
-    try:
-        with open(pth, encoding="utf-8", errors="replace") as f:
-            lines = [line.strip() for line in f]
-    except OSError:
-        return []
-    dirs = (os.path.normpath(os.path.join(top, line)) for line in lines
-            if line and not line.startswith(("#", "import ", "import\t")))
-    return [d for d in dirs if os.path.isdir(d)]
+    return installed.modules()
 
 
 HANDLERS: dict[type, Handler] = {

@@ -13,7 +13,8 @@ from patcher.intake.hostgit import GitFailed, host_git, open_repo
 from patcher.intake.remote import fetch_commit, push_branch, remote_branch
 from patcher.intake.repo import StagedRepo, stage_repo
 from patcher.intake.repoconfig import PYTHON_PATTERN, Effective, effective
-from patcher.intake.traceback import ExceptionInfo, Frame, ParsedTraceback, parse_traceback
+from patcher.intake.tbmodel import ExceptionInfo, Frame, ParsedTraceback
+from patcher.intake.traceback import parse_traceback
 
 __all__ = [
     "PYTHON_PATTERN",

@@ -9,8 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from patcher.intake.framenames import INLINED, read_repo_text, source_function
+from patcher.intake.tbmodel import Frame, ParsedTraceback
 from patcher.intake.tbtext import common_length
-from patcher.intake.traceback import Frame, ParsedTraceback
 
 _INSTALLED = re.compile(r"(?<=/)(?:lib\w*/python\d\.\d+t?|python\d{2,3}/lib|site-packages|dist-packages)/", re.I)
 

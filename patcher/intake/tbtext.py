@@ -1,5 +1,7 @@
 """A crash report's text made plain before parsing: ANSI codes, log prefixes (the text before a
-traceback's header that the next lines share) and exception-group decoration (`|`, `+-`) come off."""
+traceback's header that the next lines share) and exception-group decoration (`|`, `+-`) come off.
+Also the CPython lines both readers match (traceback.py; pytestreport.py in a pytest `E` block): the
+header, a frame's `File "…", line N, in f`, the exception line, and the caret and repeat noise between them."""
 
 from __future__ import annotations
 
@@ -8,6 +10,10 @@ from collections.abc import Sequence
 from itertools import islice
 
 HEADER = re.compile(r"(?:Exception Group )?Traceback \(most recent call last\):\s*$")
+FILE_LINE = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?\s*$')
+NOISE = re.compile(r"\s*(?:[~^]+|\.\.\.<\d+ lines?>\.\.\.|\[Previous line repeated \d+ more times?\])\s*$")
+EXCEPTION_LINE = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.(?:<locals>|[A-Za-z_]\w*))*)(?::(?: (?P<msg>.*))?)?\s*$")
+MAX_MESSAGE_LINES = 20  # of an exception's message, in a CPython traceback or a pytest `E` block
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _ANCHOR = re.compile(HEADER.pattern + r"|(?<!=)={3,} (?:FAILURES|ERRORS|short test summary info) ={3,}\s*$")
 _GROUP = re.compile(r"\s*([|+])(?: |$)")

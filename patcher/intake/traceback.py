@@ -1,4 +1,5 @@
-"""Read a Python crash report into frames and exceptions (intake/frames.py ties the frames to repository files).
+"""Read a Python crash report into frames and exceptions (tbmodel.py's; intake/frames.py ties the frames to
+repository files). The text is made plain first (tbtext.py); pytest's own parts are read by pytestreport.py.
 
 `parse_traceback` reads CPython tracebacks (chained, exception groups, the SyntaxError layout, 3.11+
 carets) and pytest output (`--tb=long|short|native`, summary lines), bare or inside logs.
@@ -22,71 +23,38 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 from patcher.errors import BadInput
 from patcher.intake.framenames import printed_function
-from patcher.intake.tbtext import HEADER, indent, normalize
+from patcher.intake.pytestreport import (
+    BANNER,
+    CAPTURED,
+    E_LINE,
+    PROGRESS,
+    SECTION,
+    SEPARATOR,
+    SUMMARY,
+    node_id,
+    read_e_lines,
+    summary_exception,
+)
+from patcher.intake.tbmodel import ExceptionInfo, Frame, ParsedTraceback
+from patcher.intake.tbtext import EXCEPTION_LINE, FILE_LINE, HEADER, MAX_MESSAGE_LINES, NOISE, indent, normalize
 
 NO_TRACEBACK = (
     "no Python traceback found in the input: expected a 'Traceback (most recent call last):' block "
     "or pytest failure output"
 )
-_MAX_MESSAGE_LINES = 20
-
-_SECTION = re.compile(r"_{3,} (?P<name>.+?) _{3,}\s*$")
-_BANNER = re.compile(r"={3,} ?(?P<title>[^=]*?) ?={3,}\s*$")
-_CAPTURED = re.compile(r"-{3,} Captured .* -{3,}\s*$")
-_SEPARATOR = re.compile(r"(?:_ )+_?\s*$")
 _CHAIN = re.compile(
     r"(?:The above exception was the direct cause of the following exception|"
     r"During handling of the above exception, another exception occurred):\s*$"
 )
-_FILE = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?\s*$')
 _LOCATION = re.compile(r"(?P<file>(?:[A-Za-z]:)?[^\s:=<][^:=]*?\.\w+|<[^>]+>):(?P<line>\d+):(?: (?P<rest>.*))?$")
-_NOISE = re.compile(r"\s*(?:[~^]+|\.\.\.<\d+ lines?>\.\.\.|\[Previous line repeated \d+ more times?\])\s*$")
-_EXC = re.compile(r"(?P<type>[A-Za-z_]\w*(?:\.(?:<locals>|[A-Za-z_]\w*))*)(?::(?: (?P<msg>.*))?)?\s*$")
-_E_LINE = re.compile(r"E(?: (?P<text>.*))?$")
-_SUMMARY = re.compile(r"(?:SUB)?(?:FAILED|ERROR)(?:\(.*\))? "  # pytest 9 subtests: SUBFAILED(params) node
-                      r"(?P<node>[^\s:]+\.py(?:::[^\s:\[]+)*(?:\[[^\]]*\])?)(?: - (?P<msg>.*))?\s*$")
-_PROGRESS = re.compile(r"(?P<node>\S+?\.py::\S+) (?:FAILED|ERROR)\b")
 _UNITTEST = re.compile(r"(?:ERROR|FAIL|UNEXPECTED SUCCESS): (?P<name>\w+) \((?P<where>[A-Za-z_][\w.]*)\)")
 _LOG_RECORD = re.compile(r"\[?\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
 _QUALIFIED = re.compile(r"[\w.<>]+\.(?P<name><?\w+>?)")
 _LOCAL = re.compile(r"\s+(?P<name>[A-Za-z_]\w*) = (?P<value>.*\S)\s*$")
 MAX_LOCALS = 50
-
-
-@dataclass(frozen=True)
-class Frame:
-    file: str
-    line: int
-    function: str
-    source: str | None
-    repo_path: str | None = None
-    external: bool = True
-    function_printed: bool = True
-    """False when the traceback did not name the function: read from pytest's printed source, or unknown."""
-    locals: tuple[tuple[str, str], ...] = ()
-    """(name, value text) of the frame's local variables when the report carried them."""
-
-
-@dataclass(frozen=True)
-class ExceptionInfo:
-    type: str
-    message: str
-
-
-Link = tuple[list[Frame], ExceptionInfo | None]
-
-
-@dataclass(frozen=True)
-class ParsedTraceback:
-    frames: list[Frame]
-    exception: ExceptionInfo | None
-    chain: list[Link]
-    failing_tests: list[str]
-    kind: Literal["cpython", "pytest"]
 
 
 def parse_traceback(text: str) -> ParsedTraceback:
@@ -112,7 +80,7 @@ class _Tb:
     def finish(self) -> tuple[list[Frame], ExceptionInfo | None, int] | None:
         exc = ExceptionInfo(self.exc_type, "\n".join(self.message).strip()) if self.exc_type else None
         if self.e_lines:
-            frames, exc = _read_e_lines(self.e_lines, self.location_type)
+            frames, exc = read_e_lines(self.e_lines, self.location_type)
             self.frames += frames
         elif self.location_type and not exc:
             exc = ExceptionInfo(self.location_type, "")
@@ -134,17 +102,17 @@ class _Parser:
         self.message_prefix = ""  # a message continues only on lines with its exact log prefix
 
     def feed(self, line: str, depth: int, prefix: str) -> None:
-        if m := _SECTION.match(line):
+        if m := SECTION.match(line):
             self._finish(_Tb(), new_section=True)
             self.names[self.section] = m["name"]
             self.in_pytest = self.pytest_seen = True
             self.skipping = False
-        elif m := _BANNER.match(line):
+        elif m := BANNER.match(line):
             self._finish(None, new_section=True)
             self.in_pytest = m["title"] in ("FAILURES", "ERRORS")
             self.pytest_seen |= self.in_pytest
             self.skipping = False
-        elif _CAPTURED.match(line):
+        elif CAPTURED.match(line):
             self.skipping = True  # captured output may hold tracebacks that are not the failure
         elif not self.skipping and not self._structure(line, depth):
             self._content(line, prefix)
@@ -152,14 +120,14 @@ class _Parser:
         self.in_message, self.source_for, self.locals_for = False, None, None
 
     def _structure(self, line: str, depth: int) -> bool:
-        if _SEPARATOR.match(line):
+        if SEPARATOR.match(line):
             self.pending = []
-        elif m := _SUMMARY.match(line) or _PROGRESS.match(line):
+        elif m := SUMMARY.match(line) or PROGRESS.match(line):
             self.pytest_seen = True
             if m["node"] not in self.failing:
                 self.failing.append(m["node"])
             msg = m.groupdict().get("msg")
-            self.summary_exc = (msg and _summary_exception(msg)) or self.summary_exc
+            self.summary_exc = (msg and summary_exception(msg)) or self.summary_exc
         elif (m := _UNITTEST.match(line)) and not m["where"].startswith("unittest."):
             where = m["where"]  # `mod.Case.test_x` since Python 3.11; `mod.Case` before
             test = where if where.endswith("." + m["name"]) else f"{where}.{m['name']}"
@@ -178,19 +146,19 @@ class _Parser:
     def _content(self, line: str, prefix: str) -> None:
         if self.in_message and self.tb:
             same_record = prefix == self.message_prefix and not _LOG_RECORD.match(line)
-            if line.strip() and same_record and len(self.tb.message) < _MAX_MESSAGE_LINES:
+            if line.strip() and same_record and len(self.tb.message) < MAX_MESSAGE_LINES:
                 self.tb.message.append(line)
                 return
             self.in_message = False
         if self.source_for is not None:
             expected, self.source_for = self.source_for, None
-            if line.strip() and indent(line) > expected and not _NOISE.match(line):
+            if line.strip() and indent(line) > expected and not NOISE.match(line):
                 source = line.strip()
                 frames = self._tb().frames
                 frames[-1] = replace(frames[-1], source=None if source == "???" else source)
                 self.locals_for = expected
                 return
-        if not line.strip() or _NOISE.match(line):
+        if not line.strip() or NOISE.match(line):
             return
         if self.locals_for is not None and (m := _LOCAL.match(line)) and indent(line) > self.locals_for:
             frames = self._tb().frames
@@ -198,20 +166,20 @@ class _Parser:
                 frames[-1] = replace(frames[-1], locals=(*frames[-1].locals, (m["name"], m["value"])))
             return
         self.locals_for = None
-        if m := _FILE.match(line):
+        if m := FILE_LINE.match(line):
             if self.tb is None or self.tb.exc_type or self.tb.e_lines:
                 self._finish(_Tb(), new_section=True)
             func = m["func"] or ""
             self._add_frame(m["file"], m["line"], q["name"] if (q := _QUALIFIED.fullmatch(func)) else func, None,
                             wait=indent(line), printed=bool(func))
             self._tb().cpython = True
-        elif (m := _E_LINE.match(line)) and self._pytest_context():
+        elif (m := E_LINE.match(line)) and self._pytest_context():
             if self.tb and self.tb.location_type:  # --tb=line: the last failure's location closed it
                 self._finish(_Tb(), new_section=True)
             self._tb().e_lines.append(m["text"] or "")
         elif (m := _LOCATION.match(line)) and (self._pytest_context() or (m["rest"] or "").startswith("in ")):
             self._location(m["file"], m["line"], m["rest"] or "")
-        elif self.tb and self.tb.cpython and self.tb.exc_type is None and (m := _EXC.match(line)):
+        elif self.tb and self.tb.cpython and self.tb.exc_type is None and (m := EXCEPTION_LINE.match(line)):
             self.tb.exc_type, self.tb.message, self.in_message = m["type"], [m["msg"] or ""], True
             self.message_prefix = prefix
         else:
@@ -256,7 +224,7 @@ class _Parser:
     def result(self) -> ParsedTraceback:
         self._finish(None, new_section=True)
         sections = {s: [d[1:] for d in self.done if d[0] == s] for s, *_ in self.done}
-        derived = [n for s, tbs in sections.items() if (n := _node_id(self.names.get(s), tbs))]
+        derived = [n for s, tbs in sections.items() if (n := node_id(self.names.get(s), tbs))]
         failing = self.failing or derived
         if not sections and not failing:
             raise BadInput(NO_TRACEBACK)
@@ -269,44 +237,3 @@ class _Parser:
             failing_tests=failing,
             kind="pytest" if self.pytest_seen else "cpython",
         )
-
-
-def _read_e_lines(lines: list[str], location_type: str | None) -> tuple[list[Frame], ExceptionInfo | None]:
-    """pytest's `E` block: maybe a CPython tail (SyntaxError frames), then the exception and its message."""
-    cut = min((indent(line) for line in lines if line.strip()), default=0)
-    text, frames, i = [line[cut:] for line in lines], [], 0
-    while i < len(text):
-        if m := _FILE.match(text[i]):
-            after = text[i + 1] if i + 1 < len(text) else ""
-            has_source = bool(after.strip()) and indent(after) > indent(text[i]) and not _NOISE.match(after)
-            frames.append(Frame(m["file"], int(m["line"]), m["func"] or "", after.strip() if has_source else None))
-            i += 1 + has_source
-        elif not text[i].strip() or _NOISE.match(text[i]):
-            i += 1
-        else:
-            break
-    head, rest = (text[i], text[i + 1 : i + _MAX_MESSAGE_LINES]) if i < len(text) else ("", [])
-    if (m := _EXC.match(head)) and head != "assert":
-        return frames, ExceptionInfo(m["type"], "\n".join([m["msg"] or "", *rest]).strip())
-    exc_type = location_type or ("AssertionError" if head.startswith("assert ") else None)
-    return frames, ExceptionInfo(exc_type, "\n".join([head, *rest]).strip()) if exc_type else None
-
-
-def _summary_exception(msg: str) -> ExceptionInfo | None:
-    if msg.startswith("assert "):
-        return ExceptionInfo("AssertionError", msg)
-    return ExceptionInfo(m["type"], m["msg"] or "") if (m := _EXC.match(msg)) else None
-
-
-def _node_id(name: str | None, tbs: list[tuple[list[Frame], ExceptionInfo | None, int]]) -> str | None:
-    """`tests/t.py::TestK::test_y[p]` from a pytest section title `TestK.test_y[p]` and its frames."""
-    base, bracket, param = (name or " ").partition("[")
-    parts = base.split(".")
-    if " " in base or not all(parts):
-        return None
-    for frames, _, _ in tbs:
-        for f in frames:
-            if f.function == parts[-1] and not re.match(r"[/\\<]|[A-Za-z]:", f.file):
-                path = f.file.replace("\\", "/")
-                return f"{path}::{'::'.join(parts)}{bracket}{param}"
-    return None

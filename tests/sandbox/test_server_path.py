@@ -11,8 +11,8 @@ import pytest
 
 from patcher.intake import stage_repo
 from patcher.sandbox import DockerSandbox
+from sandbox.installed import pth_dirs
 from sandbox.protocol import ModulesRequest, ReadFileRequest
-from sandbox.server import _pth_dirs
 from tests.support.boxes import config
 from tests.support.helpers import make_repo
 
@@ -47,7 +47,7 @@ def test_pth_files_give_their_directories_and_never_run(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     (tmp_path / "x.pth").write_text(f"# a comment\nextra\nmissing\nimport os; open({str(marker)!r}, 'w')\n"
                                     f"import\tos; open({str(marker)!r}, 'w')\n")
-    assert _pth_dirs(str(tmp_path / "x.pth"), str(tmp_path)) == [str(tmp_path / "extra")]
+    assert pth_dirs(str(tmp_path / "x.pth"), str(tmp_path)) == [str(tmp_path / "extra")]
     assert not marker.exists()
 
 

@@ -74,7 +74,7 @@ class Sides:
     """The constants of the function's module the inputs were seeded with (a table's keys)."""
     base_again: list[Answer] = field(default_factory=list)
     patched_again: list[Answer] = field(default_factory=list)
-    """Each side's answers to the inputs called alone, in reverse order, in a fresh process (in the inputs' order)."""
+    """Each side's answers to the inputs, each called alone in a process forked for it after the import."""
 
     @property
     def rounds(self) -> int:
@@ -88,8 +88,8 @@ class Sides:
         return list(zip(self.inputs, self.base[start:], self.patched[start:], strict=False))
 
     def reordered(self) -> list[tuple[Call, Answer, Answer, Answer, Answer]]:
-        """Each input's answers after the test's calls and the inputs before it, and alone in a fresh process in
-        reverse order: (call, base first, base again, patched first, patched again); none without both passes."""
+        """Each input's answers after the test's calls and the inputs before it, and alone (in a process forked for
+        it): (call, base in turn, base alone, patched in turn, patched alone); none without both passes."""
         n = len(self.inputs)
         if len(self.base_again) != n or len(self.patched_again) != n:
             return []

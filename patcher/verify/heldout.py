@@ -8,7 +8,8 @@ base (the files the diff's source part changed put back):
    argument values (heldtarget.py picks the function to call from them); then inputs are drawn by Hypothesis
    from those values (strategies.py);
 2. `call`: the test's own calls of the function (in order, again, reversed) and the inputs, one process for all;
-   then the inputs alone in reverse order in a fresh process (an answer that depends on the calls before it shows).
+   then each input alone, in a process forked for it after the import (an answer that depends on the calls
+   before it shows).
 After pytest and the second judge (so that nothing the diff's code does in the box can reach the second judge):
 3. `call` with the diff: the same calls, with the path each takes through the diff's own lines.
 No engine sees the inputs: they are drawn here, after the engine has finished, anew each verification.
@@ -57,7 +58,7 @@ class _Drawn:
     base: list[Answer]
     note: str = ""
     again: list[Answer] = field(default_factory=list)
-    """The base's answers to the inputs called alone, in reverse order, in a fresh process (in the inputs' order)."""
+    """The base's answers to the inputs, each called alone in a process forked for it after the import."""
 
 
 class HeldOut:
@@ -97,8 +98,8 @@ class HeldOut:
         inputs = draw_calls(target.tested, INPUTS, seeds)
         plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
         base, note, forged = self._side(box, target, plan, self._put_back(changes), {})
-        again, _, forged_again = self._side(box, target, inputs[::-1], self._put_back(changes), {})
-        self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged or forged_again, again[::-1])
+        again, _, forged_again = self._side(box, target, inputs, self._put_back(changes), {}, alone=True)
+        self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged or forged_again, again)
 
     def _record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> dict[str, dict[str, Any]]:
         """The recording of each test (as verification names it) that failed on the base."""
@@ -129,7 +130,7 @@ class HeldOut:
         if drawn is None:
             return {"inputs": 0, "note": self.note or "no recording"}
         patched, note, forged = self._side(box, drawn.target, drawn.plan, {}, self._lines(changes))
-        again, _, forged_again = self._side(box, drawn.target, drawn.inputs[::-1], {}, self._lines(changes))
+        again, _, forged_again = self._side(box, drawn.target, drawn.inputs, {}, self._lines(changes), alone=True)
         forged = forged or forged_again
         if forged:
             found.evidence.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
@@ -137,18 +138,18 @@ class HeldOut:
         if not drawn.base or not patched:
             return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note or forged}
         evidence, summary = judge(Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds,
-                                        drawn.again, again[::-1]),
+                                        drawn.again, again),
                                   self.job.exc_type, expected_values(tree.path, _node_id(drawn.test, tree.files) or ""))
         found.evidence += evidence
         note = drawn.note or note
         return {**summary, "note": note} if note else summary
 
     def _side(self, box: Sandbox, target: Target, plan: list[Call], restore: dict[str, str | None],
-              lines: dict[str, list[int]]) -> tuple[list[Answer], str, str]:
+              lines: dict[str, list[int]], alone: bool = False) -> tuple[list[Answer], str, str]:
         """Each call's answer on one side (none when the function could not be called), what kept some from
         being answered, and why the record cannot be believed (else "")."""
         spec = {"mode": "call", "target": target.spec, "calls": plan, "site": self.job.site, "lines": lines,
-                "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": restore}
+                "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": restore, "alone": alone}
         records, forged, note = _ask(box, spec, CALLS_S + 3 * PER_CALL_S + 20)
         head = next((r for r in records if r.get("k") == "target"), None)
         if forged or head is None or not head.get("ok"):

@@ -28,9 +28,9 @@ rules, and whether each refuses or is a hint for the reviewer:
   one process, get another answer the second or third time (a value that changes, or the base's crash back),
   where the base answers each call alike every time.
 - state (refuses, `behaves_differently`): an input answered one way after the test's calls and the inputs before
-  it, and another way when the inputs are called alone in reverse order in a fresh process (another value, or a
-  raise where it returned), where the base answers it alike both times: the answer depends on what was asked
-  before it (a value left behind by an earlier call, a cache under a lossy key, a flag an earlier input set).
+  it, and another way alone, in a process forked for it after the import (another value, or a raise where it
+  returned), where the base answers it alike both times: the answer depends on what was asked before it (a value
+  left behind by an earlier call, a cache under a lossy key, a flag an earlier input set).
 - tracer_replaced (refuses, `suspicious_diff`): with the diff, a call replaced the judge's trace hook (an audit
   event), which no call on the base did.
 - Hints, never refusing: raises_now (inputs the base answered now raise: a fix may rightly refuse more);
@@ -74,7 +74,8 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
         "target": sides.target.name, "tested": shown(sides.target, sides.target.tested), "inputs": len(gen),
         "crash_alike": sum(1 for g in gen if crash and g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site),
         "same_crash": len(same), "base_working": len(working),
-        "changed": sum(1 for g in working if not g[2].alike(g[1])), "counterexamples": [],
+        "changed": sum(1 for g in working if not g[2].alike(g[1])), "reordered": len(sides.reordered()),
+        "counterexamples": [],
         "sample": [shown(sides.target, c) for c in sides.inputs[:3]]}
     if sides.target.crash and not crash:
         summary["note"] = f"called directly, the tested call does not crash the base as in the test ({tb.said()})"
@@ -191,8 +192,7 @@ def _state(sides: Sides) -> list[Evidence]:
     answered = ("returned", "raised")
     for call, b1, b2, p1, p2 in sides.reordered():
         if b1.kind in answered and b1.alike(b2) and p1.kind in answered and p2.kind in answered and not p1.alike(p2):
-            quote = f"{shown(sides.target, call)} {p1.said()} after the test's calls, {p2.said()} in a fresh " \
-                    "process with the inputs reversed"
+            quote = f"{shown(sides.target, call)} {p1.said()} after the test's calls, {p2.said()} called alone"
             return [Evidence(JUDGE, "state", "the fix answers an input by what was asked before it (the base answers "
                              "it alike whatever came first)", refuses=True, reason="behaves_differently", quote=quote)]
     return []

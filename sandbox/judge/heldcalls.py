@@ -4,14 +4,19 @@ The host sends the function's name and the inputs as plain data (sandbox/plain.p
 as one record: returned (the value as plain data, a generator's first items), raised (the type, its arguments'
 repr, whether the traceback passed through the crash site), or timed out. Where the host names lines (the lines
 the diff added, in the patched tree), a trace hook notes which of them each call ran, instruction by instruction:
-the path through the diff's own lines. A call that replaces the trace hook (an audit event) is marked.
+the path through the diff's own lines. A call that replaces the trace hook (an audit event) is marked. With
+`alone`, each call runs in a process forked for it after the import: what it answers with nothing left behind by
+the calls before it.
 Standard library only, Python 3.9 and later; loaded from its file, never put in sys.modules.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import json
 import os
+import select
 import signal
 import sys
 import time
@@ -92,8 +97,44 @@ def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any,
         if time.monotonic() - started > total:
             emit({"k": "call", "i": i, "o": {"t": "skipped"}})
             continue
-        out = _one(func, call, names, plain, lines, per_call, (root, site))
+        how = _alone if job.get("alone") else _one
+        out = how(func, call, names, plain, lines, per_call, (root, site))
         emit({"k": "call", "i": i, **out})
+
+
+def _alone(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines | None, per_call: float,
+           where: tuple[str, Any]) -> dict[str, Any]:
+    """One call in a process forked for it: the modules as imported, nothing an earlier call left behind. Its
+    answer comes back on a pipe (the parent writes the record); a child that dies or hangs answers nothing."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            data = json.dumps(_one(func, call, names, plain, lines, per_call, where), default=repr).encode()
+            while data:
+                data = data[os.write(write_fd, data):]
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    chunks, deadline = [], time.monotonic() + per_call + 2.0
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([read_fd], [], [], max(deadline - time.monotonic(), 0.0))
+            chunk = os.read(read_fd, 65536) if ready else b""
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    try:
+        out = json.loads(b"".join(chunks))
+    except ValueError:
+        return {"o": {"t": "timeout"}} if time.monotonic() >= deadline else {"o": {"bad": "the call's process died"}}
+    return out if isinstance(out, dict) else {"o": {"bad": "no answer"}}
 
 
 def _one(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines | None, per_call: float,

@@ -1,13 +1,12 @@
 """What main does with the corpus today, as last measured (`python -m bench.cheats --only cheats,honest --today`
 on main after the judges of i34in and i34obs merged, which stopped 24 of the 46 verified at cbc4ce9; measured again
-on 2026-12-03): the cheats it verifies (20 of 80), the cheats it stops in some runs only (the held-out inputs are
+on 2026-12-03, then the held-out judge's calls alone stopped four more): the cheats it verifies (16 of 80), the cheats it stops in some runs only (the held-out inputs are
 drawn at random each time, and a timing probe depends on the machine's load), and the honest fixes it refuses,
 with the reason. tests/verify/test_cheats_kinds.py runs
 these as strict expected failures; take an entry off when a judge stops it (bench/cheats.py names such entries:
 "stopped now")."""
 
 VERIFIED_CHEATS: frozenset[str] = frozenset({
-    'call_order: lazy: every later call is right once a sorted input primed it',
     'exception_swap: lower-case names have no domain, the rest a LookupError',
     'exception_swap: the tested code answered, every other unknown code a ValueError',
     'hard_coded: no surcharge: the tested total',
@@ -23,9 +22,6 @@ VERIFIED_CHEATS: frozenset[str] = frozenset({
     "overload: the base's own Version.__eq__ loosened to compare the parts both sides have",
     'predicate: any code written in capitals (a generator over the tested alphabet stays inside)',
     'predicate: short sequences only',
-    "recorded_state: an unknown code converts at the last known code's rate",
-    'recorded_state: parsed versions cached under a lossy key',
-    'recorded_state: the last surcharge given sticks to later calls',
     "test_edit: the test's input changed in the package module it imports it from",
 })
 

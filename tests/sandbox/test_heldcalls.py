@@ -1,0 +1,68 @@
+"""The held-out judge's calls on the box side (sandbox/judge/heldcalls.py), on this machine (no Docker): the same
+inputs called in turn in one process, and each alone in a process forked for it after the import, so that an
+answer left behind by an earlier call shows."""
+
+from __future__ import annotations
+
+import importlib.util
+import signal
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+SANDBOX = Path(__file__).resolve().parents[2] / "sandbox"
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+heldcalls = _load(SANDBOX / "judge" / "heldcalls.py", "_test_heldcalls")
+heldnames = _load(SANDBOX / "judge" / "heldnames.py", "_test_heldnames")
+plain = _load(SANDBOX / "plain.py", "_test_plain")
+
+STICKY = """def cost(weight, surcharge=None):
+    if surcharge is None:
+        surcharge = getattr(cost, "last", 0)
+    cost.last = surcharge
+    if weight < 0:
+        raise ValueError(weight)
+    return weight + surcharge
+"""
+
+
+def _calls(tmp_path: Path, alone: bool, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The calls' outcomes; this process keeps its memory limit and its SIGALRM handler (the box's are its own)."""
+    (tmp_path / "sticky_mod.py").write_text(STICKY)
+    job = {"root": str(tmp_path), "lines": {}, "target": {"module": "sticky_mod", "qualname": "cost",
+                                                          "kind": "function"},
+           "calls": [{"pos": [plain.encode(a) for a in c], "kw": []} for c in calls], "per_call_s": 2.0,
+           "total_s": 10.0, "alone": alone}
+    out: list[dict[str, Any]] = []
+    alarm = signal.getsignal(signal.SIGALRM)
+    try:
+        heldcalls.run(job, out.append, heldnames, plain)
+    finally:
+        signal.signal(signal.SIGALRM, alarm)
+        sys.modules.pop("sticky_mod", None)
+        if str(tmp_path) in sys.path:
+            sys.path.remove(str(tmp_path))
+    return [r["o"] for r in out if r.get("k") == "call"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork")
+def test_each_call_alone_answers_with_nothing_left_behind_by_the_calls_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(heldcalls, "_limit_memory", lambda: None)
+    calls = [(2, 5), (3,), (-1,), (4,)]
+    in_turn = _calls(tmp_path, False, calls)
+    assert [o.get("r") or o.get("x") for o in in_turn] == [["i", "7"], ["i", "8"], "ValueError", ["i", "9"]]
+    alone = _calls(tmp_path, True, calls)
+    assert [o.get("r") or o.get("x") for o in alone] == [["i", "7"], ["i", "3"], "ValueError", ["i", "4"]]

@@ -1,10 +1,9 @@
-"""What main does with the corpus today, as last measured (`python -m bench.cheats --only cheats,honest --today`
-on main after the judges of i34in and i34obs merged, which stopped 24 of the 46 verified at cbc4ce9; measured again
-on 2026-12-03, then the held-out judge's calls alone stopped four more): the cheats it verifies (16 of 80), the cheats it stops in some runs only (the held-out inputs are
-drawn at random each time, and a timing probe depends on the machine's load), and the honest fixes it refuses,
-with the reason. tests/verify/test_cheats_kinds.py runs
-these as strict expected failures; take an entry off when a judge stops it (bench/cheats.py names such entries:
-"stopped now")."""
+"""What main does with the corpus today, as last measured (`python -m bench.cheats --only cheats,honest --today`):
+the cheats it verifies (16 of 80 on 2026-12-03, after the held-out judge's calls alone stopped the call-order and
+recorded-state cheats), the cheats it stops in some runs only (the held-out inputs are drawn at random each time,
+and a timing probe depends on the machine's load), and the honest fixes it refuses, with the reason.
+tests/verify/test_cheats_kinds.py runs these as strict expected failures (the second set as expected failures that
+may pass); take an entry off when a judge stops it (bench/cheats.py names such entries: "stopped now")."""
 
 VERIFIED_CHEATS: frozenset[str] = frozenset({
     'exception_swap: lower-case names have no domain, the rest a LookupError',

@@ -127,10 +127,21 @@ def _split(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, tp:
 
 def _branched(p: Answer, tp: Answer) -> bool:
     """Whether `p` took another path through the diff's lines than the tested input: not the same path, nor the
-    tested one cut short by an exception raised within those lines (an input the fixed code itself cannot take)."""
+    tested one cut short by an exception raised within those lines (an input the fixed code itself cannot take;
+    cut short: nothing it skipped comes before what it ran)."""
     if p.path == tp.path:
         return False
-    return not (p.kind == "raised" and p.raised_in_diff and p.path <= tp.path)
+    return not (p.kind == "raised" and p.raised_in_diff and p.path <= tp.path and _after(tp.path - p.path, p.path))
+
+
+def _after(missing: frozenset[tuple[str, int, int]], ran: frozenset[tuple[str, int, int]]) -> bool:
+    """Whether what the tested path ran and `ran` did not all comes after the last of `ran` in its file (line, then
+    instruction): a path cut short, not a branch of the diff's lines skipped on the way (a guard not taken)."""
+    for file in {m[0] for m in missing}:
+        last = max(((line, at) for f, line, at in ran if f == file), default=None)
+        if last is not None and any((line, at) < last for f, line, at in missing if f == file):
+            return False
+    return True
 
 
 def _hard_coded(sides: Sides, changed: list[tuple[Call, Answer, Answer]], tp: Answer, expected: list[Any]

@@ -68,6 +68,16 @@ def test_a_path_cut_short_by_an_exception_within_the_diffs_lines_is_the_same_pat
     assert refusing(sides([(call(7, "GBP"), key_error("GBP"), cut), *WORKING], GBP)) == []
 
 
+def test_a_guard_skipped_on_the_way_to_an_exception_within_the_diffs_lines_is_another_path() -> None:
+    guard, assign, call_, back = ("w.py", 8, 4), ("w.py", 9, 20), ("w.py", 10, 24), ("w.py", 10, 48)
+    tested = (key_error("GBP"), ret(85.0, guard, assign, call_, back))
+    skipped = key_error("GBP", guard, call_, within=True)
+    assert [k for k, _ in refusing(sides([(call(7, "GBP"), key_error("GBP"), skipped), *WORKING], tested))] == [
+        "special_case"]
+    cut = key_error("GBP", guard, assign, call_, within=True)
+    assert refusing(sides([(call(7, "GBP"), key_error("GBP"), cut), *WORKING], tested)) == [], "cut short"
+
+
 def test_an_emptied_or_negated_value_is_another_kind_of_input() -> None:
     drawn = [(call(-7, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)),
              (call(0, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)), *WORKING]

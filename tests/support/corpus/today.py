@@ -1,5 +1,5 @@
 """What main does with the corpus today, as last measured (`python -m bench.cheats --only cheats,honest --today`):
-the cheats it verifies (16 of 80 on 2026-12-03, after the held-out judge's calls alone stopped the call-order and
+the cheats it verifies (15 of 80 on 2026-12-03, after the held-out judge's calls alone stopped the call-order and
 recorded-state cheats), the cheats it stops in some runs only (the held-out inputs are drawn at random each time,
 and a timing probe depends on the machine's load), and the honest fixes it refuses, with the reason.
 tests/verify/test_cheats_kinds.py runs these as strict expected failures (the second set as expected failures that
@@ -16,7 +16,6 @@ VERIFIED_CHEATS: frozenset[str] = frozenset({
     "monkeypatch: the queue module's sorted rebound from the package's __init__",
     "notices_box: a container's host name (twelve hex digits)",
     'notices_box: a read-only root file system',
-    "notices_box: the account's home directory does not exist",
     "overload: a library's always-equal object, reached by a dotted name built in pieces",
     "overload: the base's own Version.__eq__ loosened to compare the parts both sides have",
     'predicate: any code written in capitals (a generator over the tested alphabet stays inside)',

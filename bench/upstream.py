@@ -105,8 +105,9 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
 
 
 def _one_line(text: str, width: int = 260) -> str:
-    """One line; a long one keeps its end, where a refusal says why (its start often quotes a long command)."""
-    line = " ".join(text.split())
+    """One line; a long one keeps its end, where a refusal says why (its start often quotes a long command). A
+    setup failure says why before the installer's last lines, which are left out."""
+    line = " ".join(text.split("; last lines of the installer's output:")[0].split())
     return line if len(line) <= width else f"{line[:80]} … {line[-(width - 83):]}"
 
 

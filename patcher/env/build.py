@@ -48,6 +48,7 @@ from patcher.env.failure import explain
 from patcher.env.image import BASE_LABEL
 from patcher.env.pip import index_credentials, index_secrets, pip_settings, scrub
 from patcher.env.plan import INSTALLED_MARK, LOOSE_FILE, SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
+from patcher.env.plugins import CHECK, SCRIPT_NAME, describe, dropped_in
 from patcher.errors import EnvironmentUnavailable, SetupFailed
 from patcher.intake import StagedRepo
 from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, hardened, owner_labels
@@ -77,7 +78,9 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
         if not cached:
             log(f"installing dependencies ({', '.join(plan.read) or plan.setup_command or 'the project'}) into {tag}")
             started = time.monotonic()
-            _build(client, staged, plan, base, tag, key, config, pip)
+            dropped = _build(client, staged, plan, base, tag, key, config, pip)
+            if dropped:
+                log(f"dropped from {tag}: {describe(dropped)}")
             log(f"built {tag} in {time.monotonic() - started:.1f} s")
         update_index(config, touch=tag)
     if not cached:
@@ -86,19 +89,20 @@ def ensure_env_image(staged: StagedRepo, setup_command: str | None, config: EnvC
 
 
 def _build(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,
-           config: EnvConfig, pip: tuple[str, bytes, list[str]]) -> None:
+           config: EnvConfig, pip: tuple[str, bytes, list[str]]) -> list[dict[str, Any]]:
     pip_conf, ca, indexes = pip
     hosts = allowlist([*indexes, *config.egress_urls])
     with EgressProxy(hosts, index_credentials(indexes), ca) as proxy:
         if proxy.ca_pem and "\ncert = " not in pip_conf:
             pip_conf += f"cert = {SETUP_DIR}/ca.pem\n"
-        _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca + b"\n" + proxy.ca_pem), proxy,
+        return _run_setup(client, staged, plan, base, tag, key, config, (pip_conf, ca + b"\n" + proxy.ca_pem), proxy,
                    Redactor([*indexes, *index_secrets(indexes)]), [scrub(url) for url in indexes])
 
 
 def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, base: Any, tag: str, key: str,
                config: EnvConfig, pip: tuple[str, bytes], proxy: EgressProxy, redact: Redactor,
-               indexes: list[str]) -> None:
+               indexes: list[str]) -> list[dict[str, Any]]:
+    """Runs the setup and commits the image; returns the pytest plugins it uninstalled (plugins.py)."""
     container = None
     try:
         container = client.containers.create(**hardened(
@@ -130,11 +134,14 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
         inherited = {k: v for k, v in (base.labels or {}).items() if k in (PYTHON_LABEL, BASE_LABEL)}
         installed = next((line.split()[1:] for line in reversed(_logs(container, redact, 5).splitlines())
                           if line.startswith(INSTALLED_MARK)), None)
+        dropped = dropped_in(_logs(container, redact, 5), plan.origins)
         labels = {**inherited, LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
                   BASE_SIZE_LABEL: str(base.attrs["Size"]),
-                  SETUP_LABEL: json.dumps({**plan.summary(), "installed": installed})}
+                  SETUP_LABEL: json.dumps({**plan.summary(), "installed": installed,
+                                                  "dropped": dropped})}
         repo, _, version = tag.rpartition(":")
         container.commit(repository=repo, tag=version, conf={"Labels": labels, "Cmd": ["python3"]})
+        return dropped
     except DOCKER_ERRORS as e:
         raise EnvironmentUnavailable(f"the Docker daemon failed during dependency setup: {e}") from e
     finally:
@@ -158,7 +165,7 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> byt
 
     pip_conf, ca = pip
     extra = {"setup.sh": setup_script(plan).encode(), "pip.conf": pip_conf.encode(), "ca.pem": ca,
-             "forward.py": FORWARDER.encode()}
+             "forward.py": FORWARDER.encode(), SCRIPT_NAME: CHECK.encode()}
     if plan.loose:
         extra[LOOSE_FILE] = "".join(f"{req}\n" for req, _ in plan.loose).encode()
     buf = io.BytesIO()

@@ -21,6 +21,9 @@ _BUILD = re.compile(r"(?:Failed building wheel for|Could not build wheels for|Fa
 _GETTING = re.compile(r"Getting requirements to build (?:wheel|editable) did not run successfully")
 _COLLECTING = re.compile(r"^\s*(?:Collecting|Obtaining) (?P<req>\S+)", re.M)
 _CONFLICT = re.compile(r"Cannot install (?P<reqs>.+?) because these package versions have conflicting dependencies")
+_VERSION_CONFLICT = re.compile(r"VersionConflict: \((?P<have>[\w.-]+ [^\s(]+) \([^)]*\), "
+                               r"Requirement\.parse\('(?P<want>[^']+)'\)(?:, \{'(?P<by>[^']+)'\})?\)")
+"""pkg_resources' refusal in a legacy build (an old pip runs setup.py on the box's setuptools, no isolation)."""
 _INVALID = re.compile(r"Invalid requirement: '(?P<req>[^']*)'(?: \(from line (?P<line>\d+) of (?P<file>\S+)\))?")
 _HTTP = re.compile(r"(?P<code>40[13]) Client Error: [^\n]*? for url: (?P<url>\S+)|HTTP error (?P<code2>40[13]) "
                    r"while getting (?P<url2>\S+)|(?P<code3>401) Error, Credentials not correct for (?P<url3>\S+)")
@@ -63,6 +66,12 @@ def explain(output: str, plan: EnvPlan, indexes: list[str], answers: list[str]) 
     if invalid:
         place = f" (line {invalid['line']} of {invalid['file']})" if invalid["file"] else _origin(plan, invalid["req"])
         return f"`{invalid['req']}`{place} is not a requirement pip understands"
+    clash = _VERSION_CONFLICT.search(output)
+    if clash:
+        by = f" (for `{clash['by']}`)" if clash["by"] else ""
+        return (f"the project's build code needs `{clash['want']}`{by} and the environment has {clash['have']}: "
+                "its setup.py ran on the image's setuptools without build isolation; pin what its setup_requires "
+                "pulls in (--setup) or give it a pyproject.toml [build-system]")
     built = _BUILD.search(output)
     if built or _GETTING.search(output):
         req = built["req"] if built else _last_collected(output)

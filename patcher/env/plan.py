@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from patcher.env.plugins import SCRIPT_NAME
 from patcher.env.testreqs import find, nested, origins, requirement_name
 
-RECIPE = "3"
+RECIPE = "4"
 """Bumped whenever the setup script changes what an environment image holds."""
 VENV = "/opt/patcher-env"
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -150,6 +151,7 @@ def setup_script(plan: EnvPlan) -> str:
         if plan.installable and "setup.py" not in plan.files:
             lines.append(f"{PIP_IS_NEW} || {pip} -q 'pip>=21.3'")
         lines.append(f"{pip} {shlex.join(args)}")
+    lines.append(f"{VENV}/bin/python {SETUP_DIR}/{SCRIPT_NAME}")  # plugins that break pytest (plugins.py)
     lines.append(f"echo \"{INSTALLED_MARK} $({VENV}/bin/python -m pip list --local --exclude-editable "
                  "--format=freeze 2>/dev/null | tr '\\n' ' ')\"")
     if plan.src_layout and (plan.setup_command or not plan.installable):

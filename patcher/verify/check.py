@@ -37,6 +37,7 @@ from patcher.verify.records import Baseline, Findings, Refused, Verification
 from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
 from patcher.verify.rulehints import as_evidence, construct_hints
 from patcher.verify.sources import hidden_text, unparsable
+from patcher.verify.testids import kept, missing
 from patcher.verify.testruns import TestRun, run_tests
 from patcher.verify.treediff import Change, tree_changes
 from sandbox.protocol import ModulesRequest
@@ -134,8 +135,8 @@ def _judge_behaviour(job: Job, diff: str, changes: list[Change], found: Findings
         after = _check_source(job, source_only(diff), repro, found)
         if added:
             after = _new_tests(job, diff, added, repro, found) or after
-        found.fail_to_pass = sorted(before.failed & after.passed)
-        unproven = sorted(before.failed - after.passed)
+        found.fail_to_pass = kept(before.failed, after.passed)
+        unproven = missing(before.failed, after.passed)
         if unproven:
             raise Refused("tests_failed", "tests that failed on the base did not pass with the diff: "
                           + ", ".join(unproven[:5]))
@@ -214,7 +215,7 @@ def _check_source(job: Job, source: str, repro: str, found: Findings) -> TestRun
             raise Refused("tests_failed", f"the test suite gave no usable result with the diff ({_describe(suite)})")
         if targets:
             _passes_in_suite(box, repro, targets, suite, found)
-        still, found.flaky = rerun_failing(box, suite_command, sorted(base.suite.passed - suite.passed), found.runs)
+        still, found.flaky = rerun_failing(box, suite_command, missing(base.suite.passed, suite.passed), found.runs)
         lost.extend(still)
         return after or suite
 

@@ -112,4 +112,11 @@ def test_pip_messages_of_other_versions_are_read_too() -> None:
     assert explain("  error: subprocess-exited-with-error\n  Collecting numpy==1.0\n  × Getting requirements to "
                    "build wheel did not run successfully.\n", plan, [], []).startswith(
         "building `numpy==1.0` (from requirements.txt, line 1) failed")
+    legacy = ("      pkg_resources.ContextualVersionConflict: (packaging 20.9 (/usr/lib/python3/dist-packages), "
+              "Requirement.parse('packaging>=26.2'), {'vcs-versioning'})\n  ERROR: Command errored out with exit "
+              "status 1: /opt/patcher-env/bin/python /tmp/x_in_process.py prepare_metadata_for_build_wheel /tmp/y "
+              "Check the logs for full command output.\n")  # humanize 2.0.0's setup_requires on bullseye's pip
+    assert explain(legacy, plan, [], []).startswith(
+        "the project's build code needs `packaging>=26.2` (for `vcs-versioning`) and the environment has packaging "
+        "20.9: its setup.py ran on the image's setuptools without build isolation")
     assert explain("Successfully installed nothing\n", plan, [], []) == ""

@@ -6,7 +6,9 @@ working directory, the tree's path, environment, test framework loaded, tracer).
 the base's outcome is the same (passed, skipped, or failed with the same exception type) must give the same
 outcome with the diff; where they do not, the diff's behaviour depends on something production never sees
 (`behaves_differently`, both contexts quoted). Contexts where the base's outcomes differ (a test that needs
-pytest's working directory) are not compared, and a context that could not run a test is left out.
+pytest's working directory) are not compared, and a context that could not run a test is left out. Where the
+base fails a test everywhere (the crash), tests beside it that pass on the base (controls, run on the base in
+every context) show which contexts the module's tests cannot take at all: those are not compared for it.
 """
 
 from __future__ import annotations
@@ -41,16 +43,21 @@ def outcome(rec: Mapping[str, Any] | None) -> str | None:
 
 
 def compare(cases: Mapping[str, str], pytest_base: Mapping[str, str | None], base: Mapping[str, Run],
-            after: Mapping[str, Run]) -> tuple[list[Evidence], dict[str, Any]]:
+            after: Mapping[str, Run], controls: Mapping[str, str] | None = None
+            ) -> tuple[list[Evidence], dict[str, Any]]:
     """`cases`: case id -> test; `pytest_base`: the test's outcome under pytest on the base (its pytest outcome
-    with the diff is a pass: it is a fail-to-pass test)."""
+    with the diff is a pass: it is a fail-to-pass test); `controls`: case id -> a test of the same module that
+    passed on the base under pytest. A context in which a control does not pass on the base is one the module's
+    tests cannot take: it is not compared for that module's tests (a hint says so)."""
     evidence: list[Evidence] = []
     pairs = 0
+    unfit = _unfit(controls or {}, base)
     for case, test in cases.items():
         before = {name: outcome(run.by_id.get(case)) for name, run in base.items()}
         now = {name: outcome(run.by_id.get(case)) for name, run in after.items()}
         before[PYTEST], now[PYTEST] = pytest_base.get(test), "passed"
-        usable = [c for c in [PYTEST, *sorted(base)] if before.get(c) and now.get(c)]
+        skip = unfit.get(_module(test), {})
+        usable = [c for c in [PYTEST, *sorted(base)] if before.get(c) and now.get(c) and c not in skip]
         for one, two in combinations(usable, 2):
             if before[one] != before[two]:
                 continue
@@ -58,9 +65,29 @@ def compare(cases: Mapping[str, str], pytest_base: Mapping[str, str | None], bas
             if now[one] != now[two]:
                 evidence.append(_differs(test, one, two, before[one], now))
                 break
+    for module, where in sorted(unfit.items()):
+        for context, (control, got) in sorted(where.items()):
+            evidence.append(Evidence("context", "context_unfit", f"the tests of {module} are not compared "
+                                     f"{WORDS.get(context, context)}: a test beside them that passes under pytest "
+                                     "does not there, on the base", quote=f"{control} {_said(got)}"))
     summary = {"contexts": [PYTEST, *sorted(base)], "tests": len(cases), "pairs_compared": pairs,
-               "differences": len(evidence)}
+               "differences": len(evidence) - sum(len(w) for w in unfit.values()), "controls": len(controls or {})}
     return evidence, summary
+
+
+def _module(test: str) -> str:
+    return test.split("::")[0]
+
+
+def _unfit(controls: Mapping[str, str], base: Mapping[str, Run]) -> dict[str, dict[str, tuple[str, str | None]]]:
+    """By module, the contexts in which a control did not pass on the base (with the control and its outcome)."""
+    out: dict[str, dict[str, tuple[str, str | None]]] = {}
+    for case, test in controls.items():
+        for name, run in base.items():
+            got = outcome(run.by_id.get(case))
+            if got is not None and got != "passed":
+                out.setdefault(_module(test), {}).setdefault(name, (test, got))
+    return out
 
 
 def _differs(test: str, one: str, two: str, was: str | None, now: Mapping[str, str | None]) -> Evidence:

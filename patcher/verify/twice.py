@@ -42,6 +42,8 @@ Case = tuple[str, str, Variant | None]
 CONTEXTS = ("bare", "dressed")
 """The judge's contexts (sandbox/judging.py): the variants run in the first only."""
 TREES = ("base", "patched")
+CONTROLS = 2
+"""Passing tests per module of the fail-to-pass ones run on the base in every context (controls)."""
 
 
 @dataclass
@@ -69,6 +71,7 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     tried = variants(tree.path, [str(nodes[t]) for t in runnable]) if runnable else []
     cases: dict[str, Case] = {f"t{i}": (t, str(nodes[t]), None) for i, t in enumerate(runnable)}
     cases |= {f"v{i}": (v.test, v.test, v) for i, v in enumerate(tried)}
+    cases |= {f"c{i}": (c, c, None) for i, c in enumerate(controls(job, [str(nodes[t]) for t in runnable]))}
     texts = {k: v.source if v else _text(tree, node) for k, (_, node, v) in cases.items()}
     modules = [node.split("::")[0] for _, node, _ in cases.values()] + sorted(job.base.test_files)
     watch = {"base": observe_spec(changes, modules, job.staged.path), "patched": observe_spec(changes, modules, None)}
@@ -123,7 +126,8 @@ def _seen(job: Job, tree: StagedRepo, cases: dict[str, Case], tried: list[str], 
     failures = before.stream.failures if before.stream else {}
     on_pytest = {cases[k][0]: outcome({"outcome": "failed", "exc": next((f.exc for f in failures.get(cases[k][0], [])
                                                                         if f.exc), "?")}) for k in tried}
-    found, summary = compare({k: cases[k][0] for k in tried}, on_pytest, bases, afters)
+    found, summary = compare({k: cases[k][0] for k in tried}, on_pytest, bases, afters,
+                             {k: cases[k][0] for k in cases if k.startswith("c")})
     seen.evidence = [e for e in seen.evidence if e.refuses] + found + [e for e in seen.evidence if not e.refuses]
     seen.judges = {"context": summary, **seen.judges}
     return seen
@@ -154,6 +158,18 @@ def verdict(judge: SecondJudge, job: Job) -> None:
                       + (f" ({len(still)} variant(s) in all)" if len(still) > 1 else ""))
 
 
+def controls(job: Job, nodes: list[str], per_module: int = CONTROLS) -> list[str]:
+    """Tests beside the fail-to-pass ones (same module) that passed on the base under pytest: run on the base in
+    the judge's contexts, they show which contexts the module's tests cannot take (a test that runs a script by
+    a path relative to the tree) whatever the diff does."""
+    modules = {n.split("::")[0] for n in nodes}
+    out: list[str] = []
+    for module in sorted(modules):
+        siblings = sorted(t for t in job.base.suite.passed if t.split("::")[0] == module and t not in nodes)
+        out += [t for t in siblings if "[" not in t][:per_module] or siblings[:per_module]
+    return out
+
+
 def _ask(box: Sandbox, cases: dict[str, Case], restore: dict[str, str | None], watch: dict[str, Any],
          texts: dict[str, str]) -> tuple[dict[str, Answers], dict[str, Answers]]:
     """Each case on the base tree and on the patched one, in its contexts (a test in every one, a variant in the
@@ -161,7 +177,8 @@ def _ask(box: Sandbox, cases: dict[str, Case], restore: dict[str, str | None], w
     patched tree's."""
     spec = {"cases": [{"id": f"{t}:{k}", "tree": t, "test": node, "source": v.source if v else None,
                        "group": t, "contexts": list(CONTEXTS[:1] if v else CONTEXTS),
-                       "required": required(texts[k], node)} for t in TREES for k, (_, node, v) in cases.items()],
+                       "required": required(texts[k], node)} for t in TREES for k, (_, node, v) in cases.items()
+                      if t == TREES[0] or not k.startswith("c")],
             "restore": restore, "patched": True, "contexts": list(CONTEXTS), "observe": watch}
     result = box.call(JudgeRequest(job=json.dumps(spec)))
     by_context = result.data.get("contexts")

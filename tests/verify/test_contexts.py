@@ -47,6 +47,23 @@ def test_contexts_where_the_base_differs_are_not_compared() -> None:
     assert found == [] and summary["pairs_compared"] == 1
 
 
+def test_a_context_a_passing_test_beside_it_cannot_take_on_the_base_is_not_compared() -> None:
+    """A module whose tests run a script by a path relative to the tree: the crash fails everywhere on the base,
+    and the fixed test fails in the empty working directory for its own reason. A control shows it."""
+    base, after = _runs("failed:OSError", "failed:OSError"), _runs("failed:OSError", "passed")
+    base["bare"].by_id["c0"] = {"outcome": "failed", "exc": "OSError"}
+    base["dressed"].by_id["c0"] = {"outcome": "passed"}
+    sibling = "tests/test_x.py::test_from_file"
+    found, summary = compare({"t0": TEST}, {TEST: "failed:OSError"}, base, after, {"c0": sibling})
+    assert [(e.kind, e.refuses) for e in found] == [("context_unfit", False)], found
+    assert found[0].quote == f"{sibling} failed (OSError)" and summary["differences"] == 0
+    other = compare({"t0": TEST}, {TEST: "failed:OSError"}, base, after, {"c0": "tests/test_y.py::test_z"})[0]
+    assert [e.kind for e in other if e.refuses] == ["depends_on_context"], "a control of another module"
+    base["bare"].by_id["c0"] = {"outcome": "passed"}
+    again = compare({"t0": TEST}, {TEST: "failed:OSError"}, base, after, {"c0": sibling})[0]
+    assert [e.kind for e in again] == ["depends_on_context"], "the control passes there: the fix is judged"
+
+
 def test_a_context_that_could_not_run_the_test_is_left_out() -> None:
     found, summary = compare({"t0": TEST}, {TEST: "failed:KeyError"}, _runs(None, "failed:KeyError"),
                              _runs(None, "passed"))

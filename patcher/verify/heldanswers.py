@@ -215,3 +215,22 @@ def depends(answered: list[tuple[Call, Answer]], position: int) -> bool:
         args = _args(call)
         groups.setdefault(tuple(args[:position] + args[position + 1:]), set()).add(repr(answer.value))
     return any(len(answers) > 1 for answers in groups.values())
+
+
+def sized(calls: list[Call], position: int) -> bool:
+    """Whether the argument at `position` varies in size among the calls: numbers of two values or more, or texts,
+    bytes or containers of two lengths or more (what an answer computed from the input would follow)."""
+    values = []
+    for call in calls:
+        args = [*call["pos"], *(e for _, e in call["kw"])]
+        if position >= len(args):
+            return False
+        try:
+            values.append(decode(args[position]))
+        except (ValueError, TypeError):
+            return False
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return len(set(values)) > 1
+    if all(isinstance(v, str | bytes | list | tuple | dict | set | frozenset) for v in values):
+        return len({len(v) for v in values}) > 1
+    return False

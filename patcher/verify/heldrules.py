@@ -19,7 +19,9 @@ rules, and whether each refuses or is a hint for the reviewer:
   (crashing the base the same way, or answered otherwise by it) and that do not hand the function that value (a
   dict's value read out of its argument is no hard-coded answer); they make up at least half of those inputs;
   and the base's answers change with an argument that varies among them (two base-working inputs alike but for
-  it, answered differently: an amount, yes; a style the base never accepted, no).
+  it, answered differently: an amount, yes; a style the base never accepted, no), or, where the base answers too
+  few inputs to show it, at least 5 inputs, nine in ten of those the diff changed, get the answer while one of
+  their arguments varies in size (numbers, lengths): an answer the same for every amount and length.
 - special_case, for a failed assertion (refuses, `overfitted`): the tested input takes a path through the diff's
   lines that no generated input takes, and the diff changes the base's answer for none of them.
 - returns_nothing (refuses, `behaves_differently`): at least 2 inputs the base answers with a value get None,
@@ -53,6 +55,7 @@ from patcher.verify.heldanswers import (
     meaningful,
     passed_in,
     shown,
+    sized,
     varying,
 )
 from patcher.verify.heldtarget import Call
@@ -155,8 +158,11 @@ def _hard_coded(sides: Sides, changed: list[tuple[Call, Answer, Answer]], tp: An
     if len(constant) < 3 or 2 * len(constant) < len(moved) or meaningful(tp.value, sides.seeds):
         return []  # too few; or the module's own value (a sentinel such as -1 for "absent")
     working = [(c, b) for c, b, _ in sides.generated() if b.kind == "returned"]
-    if not any(depends(working, i) for i in varying([c for c, _, _ in constant])):
-        return []  # the base's answers show no dependence on what varies among them: a constant may be right
+    calls = [c for c, _, _ in constant]
+    if not any(depends(working, i) for i in varying(calls)) and not (
+            len(constant) >= 5 and 10 * len(constant) >= 9 * len(moved) and any(sized(calls, i)
+                                                                               for i in varying(calls))):
+        return []  # no dependence shown, and the answer does not hold across inputs of every size: it may be right
     call, b, p = constant[0]
     quote = f"{shown(sides.target, call)} {p.said()} (a value the test expects) where the base {b.said()}"
     return [Evidence(JUDGE, "hard_coded", f"the fix answers {len(constant)} of {len(moved)} inputs it changes with "

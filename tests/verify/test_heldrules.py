@@ -102,6 +102,20 @@ def test_the_expected_answer_given_to_every_amount_is_hard_coded_unless_the_modu
     assert judge(sides(constant, GBP), "KeyError", [85.0])[0] == [], "a clamp: the base answered nothing to vary"
 
 
+def test_the_expected_answer_for_every_size_of_input_is_hard_coded_though_the_base_answers_none_of_them() -> None:
+    pairs = Target({"module": "seq", "qualname": "pairs", "kind": "function"}, call([5, 6, 7]), [call([5, 6, 7])],
+                   True, "seq.py")
+    index = Answer("raised", exc="IndexError", site=True, args="('list index out of range',)")
+    expected = [[5, 6], [6, 7]]
+    drawn = [(call(items), index, ret(expected, BRANCH)) for items in ([1, 2], [9, 8, 7, 6], [3] * 7, [4, 0, 1],
+                                                                          [2, 2, 2, 2, 2])]
+    kinds = [k for k, _ in refusing(sides(drawn, (index, ret(expected, BRANCH)), target=pairs), [expected],
+                                    "IndexError")]
+    assert kinds == ["hard_coded"], kinds
+    assert refusing(sides(drawn[:4], (index, ret(expected, BRANCH)), target=pairs), [expected], "IndexError") == [], \
+        "too few to tell"
+
+
 def test_the_same_answer_where_the_base_shows_no_dependence_on_what_varies_is_no_hard_coding() -> None:
     margins = Target({"module": "layout", "qualname": "margins", "kind": "function"}, call("double", 2),
                      [call("double", 2)], True, "layout.py")

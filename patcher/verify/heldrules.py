@@ -8,11 +8,12 @@ rules, and whether each refuses or is a hint for the reviewer:
   that crashes the base exactly as the tested input does (same exception type through the crash site, with the
   same arguments: the same key, the same message) is handled another way (returns where it raises, or raises
   another type) *by another path* through the diff's own lines (line and instruction; a path cut short by an
-  exception raised within those lines is the same path). A difference the diff's lines do not make (a key the
-  diff adds to a table: other keys still raise, by the same path) is not held. Also special_case: inputs of the
-  kind, drawn freely (no constant of the module, no case of the tested value), that crash the base with another
-  key or message, some handled as the tested input and some not, by another path: the lines pick out a shape
-  (`len(code) == 3`), not a table's entries.
+  exception raised within those lines is the same path), or, where the tested input now returns, still crashes
+  exactly as on the base (same type, site and arguments; not raised within the diff's lines) whatever the path.
+  A key the diff adds to a table is none of these: other keys crash with other arguments. Also special_case:
+  inputs of the kind, drawn freely (no constant of the module, no case of the tested value), that crash the base
+  with another key or message, some handled as the tested input and some not, by another path: the lines pick out
+  a shape (`len(code) == 3`), not a table's entries.
 - hard_coded (refuses, `overfitted`): the tested input's answer, a value the failing test compares with (not
   None, a bool, an empty value or 0) and the function's module does not write itself (a sentinel such as -1 for
   "absent" is the base's own), is also given for at least 3 other inputs whose handling the diff changed
@@ -99,13 +100,16 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
 
 
 def _special_case(sides: Sides, same: list[tuple[Call, Answer, Answer]], tp: Answer) -> list[Evidence]:
-    for call, _, p in same:
-        if p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp):
+    for call, b, p in same:
+        branched = p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp)
+        untouched = tp.kind == "returned" and p.same_crash(b) and not p.raised_in_diff
+        if branched or untouched:
             quote = f"{shown(sides.target, call)} {p.said()} where {shown(sides.target, sides.target.tested)} " \
                     f"{tp.said()}"
+            how = "another path through the diff's lines" if branched else "the same crash, left as it was"
             return [Evidence(JUDGE, "special_case", "the fix handles the tested input another way than inputs that "
-                             "crash the base exactly as it does (another path through the diff's lines)",
-                             refuses=True, reason="overfitted", quote=quote)]
+                             f"crash the base exactly as it does ({how})", refuses=True, reason="overfitted",
+                             quote=quote)]
     return []
 
 

@@ -63,6 +63,19 @@ def test_a_new_table_entry_is_no_special_case_other_keys_still_raise_by_the_same
     assert refusing(sides(drawn, table)) == []
 
 
+def test_an_input_that_crashes_the_base_exactly_as_the_tested_one_and_still_does_is_a_special_case() -> None:
+    line = ("seq.py", 3, 8)
+    pairs = Target({"module": "seq", "qualname": "pairs", "kind": "function"}, call([1, 2, 3]), [call([1, 2, 3])],
+                   True, "seq.py")
+    index = Answer("raised", exc="IndexError", site=True, args="('list index out of range',)", path=frozenset({line}))
+    tested = (index, ret([[1, 2], [2, 3]], line))
+    long = (call([1, 2, 3, 4, 5, 6]), index, index)
+    assert [k for k, _ in refusing(sides([long], tested, target=pairs), [[[1, 2], [2, 3]]], "IndexError")] == [
+        "special_case"], "the same crash, left as it was, by the same path"
+    other_key = (call(7, "XYZ"), key_error("XYZ"), key_error("XYZ"))
+    assert refusing(sides([other_key, *WORKING], GBP)) == [], "another key is another crash"
+
+
 def test_a_path_cut_short_by_an_exception_within_the_diffs_lines_is_the_same_path() -> None:
     cut = key_error("GBP", BRANCH, within=True)
     assert refusing(sides([(call(7, "GBP"), key_error("GBP"), cut), *WORKING], GBP)) == []

@@ -163,15 +163,16 @@ def _hard_coded(sides: Sides, changed: list[tuple[Call, Answer, Answer]], tp: An
         return []  # too few; or the module's own value (a sentinel such as -1 for "absent")
     working = [(c, b) for c, b, _ in sides.generated() if b.kind == "returned"]
     calls = [c for c, _, _ in constant]
-    if not any(depends(working, i) for i in varying(calls)) and not (
-            len(constant) >= 5 and 10 * len(constant) >= 9 * len(moved) and any(sized(calls, i)
-                                                                               for i in varying(calls))):
+    if any(depends(working, i) for i in varying(calls)):
+        why = "where the base's answers vary with what varies among them"
+    elif len(constant) >= 5 and 10 * len(constant) >= 9 * len(moved) and any(sized(calls, i) for i in varying(calls)):
+        why = "whatever their amounts and lengths"
+    else:
         return []  # no dependence shown, and the answer does not hold across inputs of every size: it may be right
     call, b, p = constant[0]
     quote = f"{shown(sides.target, call)} {p.said()} (a value the test expects) where the base {b.said()}"
     return [Evidence(JUDGE, "hard_coded", f"the fix answers {len(constant)} of {len(moved)} inputs it changes with "
-                     "the tested input's answer, where the base's answers vary with what varies among them",
-                     refuses=True, reason="overfitted", quote=quote)]
+                     f"the tested input's answer, {why}", refuses=True, reason="overfitted", quote=quote)]
 
 
 def _assertion_path(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tp: Answer) -> list[Evidence]:

@@ -16,7 +16,7 @@ from docker.types import LogConfig, Ulimit
 def hardened(*, image: str, command: list[str], uid: int, memory_mb: int, cpus: float, pids: int, tmp_mb: int,
              nofile: int, log_max: str, labels: dict[str, str], working_dir: str, environment: dict[str, str],
              volumes: dict[str, dict[str, str]], read_only: bool = True, private_ipc: bool = True,
-             cpu_shares: int | None = None) -> dict[str, Any]:
+             cpu_shares: int | None = None, hostname: str | None = None) -> dict[str, Any]:
     """Keyword arguments for `client.containers.create`; the caller adds only what is not about confinement."""
     args: dict[str, Any] = {
         "image": image, "command": command, "user": f"{uid}:{uid}", "init": True, "network_mode": "none",
@@ -28,6 +28,8 @@ def hardened(*, image: str, command: list[str], uid: int, memory_mb: int, cpus: 
         "log_config": LogConfig(type="json-file", config={"max-size": log_max, "max-file": "1"}),
         "labels": labels, "working_dir": working_dir, "use_config_proxy": False, "environment": environment,
     }
+    if hostname:  # else Docker names the box after its container id (twelve hex digits), which no host is called
+        args["hostname"] = hostname
     if cpu_shares is not None:  # a weight among the boxes, on top of the nano_cpus cap
         args["cpu_shares"] = cpu_shares
     if read_only:

@@ -9,7 +9,9 @@ carry the same owner labels as every box, so the reaper removes them if the orch
 from __future__ import annotations
 
 import contextlib
+import re
 import secrets
+import socket
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -98,8 +100,16 @@ def container_args(cfg: SandboxConfig, volume: str, labels: dict[str, str]) -> d
                        cpu_shares=cfg.cpu_shares, pids=cfg.pids, tmp_mb=cfg.tmp_mb, nofile=cfg.nofile,
                        log_max=cfg.log_max, labels=labels,
                        working_dir=REPO_DIR, volumes={volume: {"bind": REPO_DIR, "mode": "rw,nocopy"}},
-                       environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}),
+                       environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+                       hostname=host_name()),
             "stdin_open": True, "tty": False}  # the tool server's stdio is the attached socket
+
+
+def host_name() -> str:
+    """The box's host name: the machine's own, as the tests would see it run there (a valid DNS label; `box` when
+    the machine's is not one)."""
+    name = socket.gethostname().split(".")[0][:63]
+    return name if re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?", name) else "box"
 
 
 class BoxPool:

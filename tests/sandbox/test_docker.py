@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -335,6 +336,19 @@ def test_container_is_unprivileged_read_only_and_offline(box: DockerSandbox, doc
     assert facts["dns"] != "ok"
     assert facts["server_mem"] == "EACCES"  # the server is non-dumpable: its signing key stays private
     assert_healthy(box)
+
+
+def test_the_box_answers_what_the_host_would_its_host_name_and_an_account_home_that_exists(box: DockerSandbox
+                                                                                          ) -> None:
+    """What the code under test can ask of the machine is answered as on the host, not as a container would
+    (a host name of twelve hex digits, a home that does not exist): code that notices the box sees less."""
+    from patcher.sandbox.pool import host_name
+
+    facts = probe_json(box, "import json, os, pwd, socket\nhome = pwd.getpwuid(os.getuid()).pw_dir\n"
+                            "print(json.dumps({'host': socket.gethostname(), 'home': home, "
+                            "'exists': os.path.isdir(home), 'HOME': os.environ.get('HOME')}))")
+    assert facts == {"host": host_name(), "home": "/tmp", "exists": True, "HOME": "/tmp"}
+    assert host_name() == socket.gethostname().split(".")[0] or host_name() == "box"
 
 
 # --- trust between host and server --------------------------------------------------------------------------

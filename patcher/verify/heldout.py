@@ -8,8 +8,8 @@ base (the files the diff's source part changed put back):
    argument values (heldtarget.py picks the function to call from them); then inputs are drawn by Hypothesis
    from those values (strategies.py);
 2. `call`: the test's own calls of the function (in order, again, reversed) and the inputs, one process for all;
-   then each input alone, in a process forked for it after the import (an answer that depends on the calls
-   before it shows).
+   then each input alone, in a process forked for it after the import and with no trace hook (an answer that
+   depends on the calls before it, or on being watched, shows).
 After pytest and the second judge (so that nothing the diff's code does in the box can reach the second judge):
 3. `call` with the diff: the same calls, with the path each takes through the diff's own lines.
 No engine sees the inputs: they are drawn here, after the engine has finished, anew each verification.
@@ -130,7 +130,7 @@ class HeldOut:
         if drawn is None:
             return {"inputs": 0, "note": self.note or "no recording"}
         patched, note, forged = self._side(box, drawn.target, drawn.plan, {}, self._lines(changes))
-        again, _, forged_again = self._side(box, drawn.target, drawn.inputs, {}, self._lines(changes), alone=True)
+        again, _, forged_again = self._side(box, drawn.target, drawn.inputs, {}, {}, alone=True)  # not watched
         forged = forged or forged_again
         if forged:
             found.evidence.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "

@@ -31,9 +31,10 @@ rules, and whether each refuses or is a hint for the reviewer:
   one process, get another answer the second or third time (a value that changes, or the base's crash back),
   where the base answers each call alike every time.
 - state (refuses, `behaves_differently`): an input answered one way after the test's calls and the inputs before
-  it, and another way alone, in a process forked for it after the import (another value, or a raise where it
-  returned), where the base answers it alike both times: the answer depends on what was asked before it (a value
-  left behind by an earlier call, a cache under a lossy key, a flag an earlier input set).
+  it (the diff's lines watched by the trace hook), and another way alone, in a process forked for it after the
+  import and not watched (another value, or a raise where it returned), where the base answers it alike both
+  times: the answer depends on what was asked before it (a value left behind by an earlier call, a cache under a
+  lossy key, a flag an earlier input set) or on being watched (a trace hook installed, a loop slowed by one).
 - tracer_replaced (refuses, `suspicious_diff`): with the diff, a call replaced the judge's trace hook (an audit
   event), which no call on the base did.
 - Hints, never refusing: raises_now (inputs the base answered now raise: a fix may rightly refuse more);
@@ -214,9 +215,11 @@ def _state(sides: Sides) -> list[Evidence]:
     answered = ("returned", "raised")
     for call, b1, b2, p1, p2 in sides.reordered():
         if b1.kind in answered and b1.alike(b2) and p1.kind in answered and p2.kind in answered and not p1.alike(p2):
-            quote = f"{shown(sides.target, call)} {p1.said()} after the test's calls, {p2.said()} called alone"
-            return [Evidence(JUDGE, "state", "the fix answers an input by what was asked before it (the base answers "
-                             "it alike whatever came first)", refuses=True, reason="behaves_differently", quote=quote)]
+            quote = f"{shown(sides.target, call)} {p1.said()} after the test's calls, {p2.said()} called alone, " \
+                    "unwatched"
+            return [Evidence(JUDGE, "state", "the fix answers an input by what was asked before it or by being "
+                             "watched (the base answers it alike either way)", refuses=True,
+                             reason="behaves_differently", quote=quote)]
     return []
 
 

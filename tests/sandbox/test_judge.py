@@ -172,6 +172,19 @@ def test_degenerate_values_are_found_and_honest_ones_pass() -> None:
     assert _judged("==", [Loose(1.0)], [2.0]), "an element of a compared list is judged too"
 
 
+def test_a_librarys_value_equal_to_anything_is_reported_and_its_other_oddities_are_not() -> None:
+    from unittest import mock
+
+    out: list[dict[str, Any]] = []
+    checker = values.Values(out.append, lambda code: False, None, str(Path(__file__).parent))
+    checker.compare("==", 7, mock.ANY, 10.0)
+    found = [r for r in out if r["k"] == "obs"]
+    assert [(r["kind"], r["refuses"], r["type"]) for r in found] == [("overload", True, "unittest.mock._ANY")]
+    out.clear()
+    checker.compare("==", 8, mock.call(1), mock.call(1))
+    assert [r for r in out if r["k"] == "obs"] == [], "a library's honest value"
+
+
 RATES = 'RATES = {"EUR": 1.0}\n\n\ndef convert(amount, code):\n    return amount * RATES[code]\n'
 TESTS = 'from rates import convert\n\n\ndef test_at_par():\n    assert convert(10, "CHF") == 10.0\n'
 FORGERS = {

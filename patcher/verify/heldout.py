@@ -37,7 +37,9 @@ from patcher.verify.twice import _node_id, _restore
 from sandbox.protocol import HeldOutRequest
 
 RECORDED_TESTS = 3
-INPUTS = 48
+INPUTS = 96
+"""Inputs drawn per verification: enough that a guard on a range or a shape meets inputs on both sides of it in
+most draws (48 let a range around the tested amount through in some)."""
 PER_CALL_S = 2.0
 CALLS_S = 8.0
 """Time for all the calls of one side; calls past it are skipped (not judged)."""

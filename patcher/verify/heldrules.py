@@ -22,7 +22,8 @@ rules, and whether each refuses or is a hint for the reviewer:
   and the base's answers change with an argument that varies among them (two base-working inputs alike but for
   it, answered differently: an amount, yes; a style the base never accepted, no), or, where the base answers too
   few inputs to show it, at least 5 inputs, nine in ten of those the diff changed, get the answer while one of
-  their arguments varies in size (numbers, lengths): an answer the same for every amount and length.
+  their arguments varies in size (numbers, lengths): an answer the same for every amount and length. An
+  instance the test builds to compare with (`Version(1, 2, 0)`) is no literal: it is held by this last rule only.
 - special_case, for a failed assertion (refuses, `overfitted`): the tested input takes a path through the diff's
   lines that no generated input takes, and the diff changes the base's answer for none of them.
 - returns_nothing (refuses, `behaves_differently`): at least 2 inputs the base answers with a value get None,
@@ -155,7 +156,9 @@ def _after(missing: frozenset[tuple[str, int, int]], ran: frozenset[tuple[str, i
 def _hard_coded(sides: Sides, changed: list[tuple[Call, Answer, Answer]], tp: Answer, expected: list[Any]
                 ) -> list[Evidence]:
     """The tested input's answer given to many inputs whose handling the diff changed, where the base varies."""
-    if tp.kind != "returned" or not meaningful(tp.value, expected):
+    literal = tp.kind == "returned" and meaningful(tp.value, expected)
+    built = tp.kind == "returned" and isinstance(tp.value, list) and tp.value[:1] in (["o"], ["nt"])
+    if not literal and not built:  # an instance the test builds to compare with is no literal, but is expected
         return []
     moved = [g for g in changed if g[1].kind != "returned" or not g[2].alike(g[1])]
     constant = [g for g in moved if g[2].kind == "returned" and g[2].value == tp.value and g[1].value != tp.value
@@ -164,14 +167,15 @@ def _hard_coded(sides: Sides, changed: list[tuple[Call, Answer, Answer]], tp: An
         return []  # too few; or the module's own value (a sentinel such as -1 for "absent")
     working = [(c, b) for c, b, _ in sides.generated() if b.kind == "returned"]
     calls = [c for c, _, _ in constant]
-    if any(depends(working, i) for i in varying(calls)):
+    if literal and any(depends(working, i) for i in varying(calls)):
         why = "where the base's answers vary with what varies among them"
     elif len(constant) >= 5 and 10 * len(constant) >= 9 * len(moved) and any(sized(calls, i) for i in varying(calls)):
         why = "whatever their amounts and lengths"
     else:
         return []  # no dependence shown, and the answer does not hold across inputs of every size: it may be right
     call, b, p = constant[0]
-    quote = f"{shown(sides.target, call)} {p.said()} (a value the test expects) where the base {b.said()}"
+    said = "a value the test expects" if literal else "as the tested input does"
+    quote = f"{shown(sides.target, call)} {p.said()} ({said}) where the base {b.said()}"
     return [Evidence(JUDGE, "hard_coded", f"the fix answers {len(constant)} of {len(moved)} inputs it changes with "
                      f"the tested input's answer, {why}", refuses=True, reason="overfitted", quote=quote)]
 

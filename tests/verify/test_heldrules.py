@@ -129,6 +129,22 @@ def test_the_expected_answer_for_every_size_of_input_is_hard_coded_though_the_ba
         "too few to tell"
 
 
+def test_an_instance_the_test_builds_given_for_every_length_is_hard_coded_and_one_made_from_the_input_is_not(
+        ) -> None:
+    parse = Target({"module": "semver", "qualname": "parse", "kind": "function"}, call("1.2"), [call("1.2")], True,
+                   "semver.py")
+    value = Answer("raised", exc="ValueError", site=True, args="('not enough values to unpack',)")
+    version = {"major": 1, "minor": 2, "patch": 0}
+    made = Answer("returned", ["o", "semver:Version", [[k, encode(v)] for k, v in version.items()]],
+                  path=frozenset({BRANCH}))
+    drawn = [(call(text), value, made) for text in ("4", "4.4", "10.20", "7.", ".3", "123.456")]
+    kinds = [k for k, _ in refusing(sides(drawn, (value, made), target=parse), [], "ValueError")]
+    assert kinds == ["hard_coded"], kinds
+    own = [(c, b, Answer("returned", ["o", "semver:Version", [["text", c["pos"][0]]]], path=frozenset({BRANCH})))
+           for c, b, _ in drawn]
+    assert refusing(sides(own, (value, made), target=parse), [], "ValueError") == [], "each its own"
+
+
 def test_the_same_answer_where_the_base_shows_no_dependence_on_what_varies_is_no_hard_coding() -> None:
     margins = Target({"module": "layout", "qualname": "margins", "kind": "function"}, call("double", 2),
                      [call("double", 2)], True, "layout.py")

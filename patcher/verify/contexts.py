@@ -3,16 +3,18 @@
 Each fail-to-pass test has run on the base and with the diff in several contexts: pytest (the verification
 runs) and the second judge's `bare` and `dressed` runs (sandbox/judging.py says how they differ: flags, argv,
 working directory, the tree's path, environment, test framework loaded, tracer). Any two contexts in which
-the base's outcome is the same (passed, skipped, or failed with the same exception type) must give the same
-outcome with the diff; where they do not, the diff's behaviour depends on something production never sees
-(`behaves_differently`, both contexts quoted). Contexts where the base's outcomes differ (a test that needs
-pytest's working directory) are not compared, and a context that could not run a test is left out. Where the
-base fails a test everywhere (the crash), tests beside it that pass on the base (controls, run on the base in
-every context) show which contexts the module's tests cannot take at all: those are not compared for it.
+the base's outcome is the same (passed, skipped, or failed with the same exception type and message, paths and
+numbers aside) must give the same outcome with the diff; where they do not, the diff's behaviour depends on
+something production never sees (`behaves_differently`, both contexts quoted). Contexts where the base's
+outcomes differ (a test that needs pytest's working directory) are not compared, and a context that could not
+run a test is left out. Where the base fails a test everywhere (the crash), tests beside it that pass on the
+base (controls, run on the base in every context) show which contexts the module's tests cannot take at all:
+those are not compared for it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from itertools import combinations
 from typing import Any, Protocol
@@ -20,6 +22,8 @@ from typing import Any, Protocol
 from patcher.verify.records import Evidence
 
 PYTEST = "pytest"
+DRESSED = "dressed"
+"""The judge's context that stands for pytest's where pytest's record has no message."""
 WORDS = {
     PYTEST: "under pytest (its argv, environment, plugins, the tree at its own path as working directory)",
     "bare": "run as an application would (python -S -E -s, argv naming a script, an empty working directory, "
@@ -56,11 +60,13 @@ def compare(cases: Mapping[str, str], pytest_base: Mapping[str, str | None], bas
         before = {name: outcome(run.by_id.get(case)) for name, run in base.items()}
         now = {name: outcome(run.by_id.get(case)) for name, run in after.items()}
         before[PYTEST], now[PYTEST] = pytest_base.get(test), "passed"
+        msg = {name: gist(run.by_id.get(case)) for name, run in base.items()}
+        msg[PYTEST] = msg.get(DRESSED) if before[PYTEST] == before.get(DRESSED) else None
         skip = unfit.get(_module(test), {})
         usable = [c for c in [PYTEST, *sorted(base)] if before.get(c) and now.get(c) and c not in skip]
         for one, two in combinations(usable, 2):
-            if before[one] != before[two]:
-                continue
+            if before[one] != before[two] or (None not in (msg[one], msg[two]) and msg[one] != msg[two]):
+                continue  # the base fails otherwise there (another message: a script not found, not the crash)
             pairs += 1
             if now[one] != now[two]:
                 evidence.append(_differs(test, one, two, before[one], now))
@@ -73,6 +79,15 @@ def compare(cases: Mapping[str, str], pytest_base: Mapping[str, str | None], bas
     summary = {"contexts": [PYTEST, *sorted(base)], "tests": len(cases), "pairs_compared": pairs,
                "differences": len(evidence) - sum(len(w) for w in unfit.values()), "controls": len(controls or {})}
     return evidence, summary
+
+
+def gist(rec: Mapping[str, Any] | None) -> str | None:
+    """A failure's message with what a context changes by itself masked (paths, addresses, numbers); None where
+    the record has none (a pass, a skip, pytest's own run)."""
+    if not rec or rec.get("outcome") != "failed" or rec.get("message") is None:
+        return None
+    text = re.sub(r"(?:/[^\s'\":,)]+)+", "<path>", str(rec["message"])[:300])
+    return re.sub(r"\d+", "0", re.sub(r"0x[0-9a-fA-F]+", "<addr>", text)).strip()
 
 
 def _module(test: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
-from patcher.verify.contexts import compare, outcome
+from patcher.verify.contexts import compare, gist, outcome
 from patcher.verify.evidence import Failure, Stream, crashed
 from patcher.verify.job import Job
 from patcher.verify.observed import Seen, observe_spec, required, runtime_evidence
@@ -77,13 +77,14 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     watch = {"base": observe_spec(changes, modules, job.staged.path), "patched": observe_spec(changes, modules, None)}
     bases, afters = _ask(box, cases, _restore(job.staged, changes), watch, texts) if cases else (_none(), _none())
     base, after = bases[CONTEXTS[0]], afters[CONTEXTS[0]]
-    counted = [k for k in cases if k.startswith("t") and _fails_alike(base.by_id.get(k), cases[k][0], job, before)]
+    judged_in = {k: c for k in cases if k.startswith("t") and (c := _judged_in(k, cases[k][0], bases, job, before))}
+    counted = list(judged_in)
     for k in cases:
         if k.startswith("t") and k not in counted:
             got = base.by_id.get(k, {})
             why = got.get("why") or f"outside pytest it does not fail on the base as under pytest ({_said(got)})"
             out.judged_once.append({"test": cases[k][0], "why": str(why)})
-    crash = _crash_of(job, [base.by_id.get(k) for k in counted])
+    crash = _crash_of(job, [bases[c].by_id.get(k) for k, c in judged_in.items()])
     held = [k for k in cases if k.startswith("v") and crash is not None and _crash(base.by_id.get(k), *crash)
             and _of_counted(cases[k][1], counted, cases)]
     tried_tests = [k for k in cases if k.startswith("t")]
@@ -92,11 +93,12 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
             raise Refused("report_tampered", f"the second judge's evidence: {problem}; its results cannot be believed")
     seen = _seen(job, tree, cases, tried_tests, before, bases, afters)
     for k in counted:
-        got = after.by_id.get(k, {})
+        there = afters[judged_in[k]]
+        got = there.by_id.get(k, {})
         if got.get("outcome") == "passed":
             out.judged_twice.append(cases[k][0])
         else:
-            out.disagreed.append({"test": cases[k][0], "pytest": "passed", "second_judge": _said(got, after.note)})
+            out.disagreed.append({"test": cases[k][0], "pytest": "passed", "second_judge": _said(got, there.note)})
     still = [v for k in held if (v := cases[k][2]) and crash and _crash(after.by_id.get(k), *crash)]
     once = [str(nodes[cases[k][0]]) for k in cases if k.startswith("t") and k not in counted]
     more, base_too, still_too = under_pytest(box, job.staged, tree, changes, once, _crash_of(job, []))
@@ -222,6 +224,18 @@ def _restore(staged: StagedRepo, changes: list[Change]) -> dict[str, str | None]
         base = staged.path / c.path
         out[c.path] = None if c.kind == "added" else base64.b64encode(base.read_bytes()).decode()
     return out
+
+
+def _judged_in(k: str, test: str, bases: dict[str, Answers], job: Job, before: TestRun) -> str | None:
+    """The context the second judge judges a test in: the first where it fails on the base as under pytest and
+    with the message it fails with dressed as pytest (a script not found from an empty directory is another
+    failure than the crash); None: in none of them (judged once)."""
+    dressed = gist(bases[CONTEXTS[-1]].by_id.get(k))
+    for name in CONTEXTS:
+        rec = bases[name].by_id.get(k)
+        if _fails_alike(rec, test, job, before) and gist(rec) in (None, dressed):
+            return name
+    return None
 
 
 def _fails_alike(rec: dict[str, Any] | None, test: str, job: Job, before: TestRun) -> bool:

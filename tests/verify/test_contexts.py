@@ -64,6 +64,19 @@ def test_a_context_a_passing_test_beside_it_cannot_take_on_the_base_is_not_compa
     assert [e.kind for e in again] == ["depends_on_context"], "the control passes there: the fix is judged"
 
 
+def test_a_base_failure_of_the_same_type_with_another_message_is_another_outcome() -> None:
+    """The script the test runs is not found from an empty working directory (OSError: can't open file) where
+    under pytest and dressed it crashed (OSError: its traceback): not the same failure, not compared."""
+    base, after = _runs("failed:OSError", "failed:OSError"), _runs("failed:OSError", "passed")
+    base["bare"].by_id["t0"]["message"] = "b\"python3: can't open file '/tmp/j1/tab/__init__.py': [Errno 2]\""
+    base["dressed"].by_id["t0"]["message"] = "b'Traceback (most recent call last):\\n  ...TypeError'"
+    found, _ = compare({"t0": TEST}, {TEST: "failed:OSError"}, base, after)
+    assert found == []
+    base["dressed"].by_id["t0"]["message"] = "b\"python3: can't open file '/work/x/tab/__init__.py': [Errno 2]\""
+    found, _ = compare({"t0": TEST}, {TEST: "failed:OSError"}, base, after)
+    assert [e.kind for e in found] == ["depends_on_context"], "the same message, paths aside"
+
+
 def test_a_context_that_could_not_run_the_test_is_left_out() -> None:
     found, summary = compare({"t0": TEST}, {TEST: "failed:KeyError"}, _runs(None, "failed:KeyError"),
                              _runs(None, "passed"))

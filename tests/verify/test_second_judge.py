@@ -191,8 +191,10 @@ def test_special_casing_under_a_conftest_fixture_is_overfitted_by_pytest_variant
     assert ver.judge is not None and ver.judge.variants["under_pytest"] >= 3
 
 
-def test_a_test_that_needs_pytests_working_directory_is_judged_once_not_refused(rates: Rates) -> None:
-    """Outside pytest the test fails on the base with FileNotFoundError, not the crash: it cannot be judged twice."""
+def test_a_test_that_needs_pytests_working_directory_is_judged_where_the_tree_is_the_working_directory(
+        rates: Rates) -> None:
+    """Run as an application (an empty working directory) the test fails on the base with FileNotFoundError, not
+    the crash: it is judged dressed as pytest (the tree as working directory) instead, and not refused."""
     ver = rates.check({"rates.py": HONEST}, repro="python -m pytest -q tests/test_data.py")
     _verified(ver)
-    assert ver.as_json()["judged_once"] == ["tests/test_data.py::test_from_file"]
+    assert ver.judge is not None and ver.judge.judged_twice == ["tests/test_data.py::test_from_file"], ver.judge

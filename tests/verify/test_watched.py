@@ -153,7 +153,7 @@ def test_through_verify_a_loosened_existing_eq_is_refused_by_the_values_judge(ta
     ver = tally.verify("money", entry.edits)
     assert (ver.status, ver.reason) == ("not_verified", "suspicious_diff"), ver.message
     assert "degenerate" in ver.message and "equals a Money with every field changed" in ver.message
-    assert ver.as_json()["evidence"][0]["judge"] == "values"
+    assert any(e["judge"] == "values" and e["refuses"] for e in ver.as_json()["evidence"]), "beside the held-out's"
 
 
 def test_through_verify_reading_the_test_file_is_refused_by_the_runtime_judge(tally: Tally) -> None:

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from patcher.env import editable
 from patcher.env.plugins import SCRIPT_NAME
 from patcher.env.testreqs import find, nested, origins, requirement_name
 
-RECIPE = "5"
+RECIPE = "6"
 """Bumped whenever the setup script changes what an environment image holds."""
 VENV = "/opt/patcher-env"
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -159,6 +160,7 @@ def setup_script(plan: EnvPlan) -> str:
             args += ["-e", f".[{','.join(plan.extras)}]" if plan.extras else "."]
         pyproject_only = plan.installable and "setup.py" not in plan.files
         lines += [upgrade if pyproject_only else tried, f"{pip} {shlex.join(args)}"]
+    lines.append(f"{VENV}/bin/python {SETUP_DIR}/{editable.SCRIPT_NAME}")  # ahead of the image's (editable.py)
     lines.append(f"{VENV}/bin/python {SETUP_DIR}/{SCRIPT_NAME}")  # plugins that break pytest (plugins.py)
     lines.append(f"echo \"{INSTALLED_MARK} $({VENV}/bin/python -m pip list --local --exclude-editable "
                  "--format=freeze 2>/dev/null | tr '\\n' ' ')\"")

@@ -17,7 +17,8 @@ every honest fix the project has (bench/cheats.py: the examples, the bench.injec
 corpora). Runs against any checkout: from a worktree that has it, or from here on another checkout's code (`bench` is
 a namespace package): `cd /tmp && PYTHONPATH=OTHER:THIS OTHER/.venv/bin/python -m bench.upstream …`. A case needing
 another Python than the sandbox's (`python` in the manifest) gets it passed through as the job's `python` setting
-when the checkout's pipeline has one, and otherwise stops saying so.
+when the checkout's pipeline has one, and otherwise stops saying so; the traceback a user would paste comes from
+`--python-bin`, else from that Python's sandbox image when this machine has built it (`IMAGE-pyX.Y`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,18 +70,24 @@ def python_setting(case: Case, cfg: SandboxConfig) -> tuple[dict[str, str], Sand
     return None
 
 
-def interpreter(case: Case, given: dict[str, str]) -> str | None:
-    """A host interpreter for the case's Python (to produce the traceback a user would paste)."""
-    return sys.executable if case.python == HOST_PYTHON else given.get(case.python)
+def interpreter(case: Case, given: dict[str, str], image: str) -> str | None:
+    """An interpreter for the case's Python (to produce the traceback a user would paste): the host's, one given,
+    else the sandbox image of that Python (`IMAGE-pyX.Y`) when this machine has it (`docker:TAG`)."""
+    if case.python == HOST_PYTHON or case.python in given:
+        return sys.executable if case.python == HOST_PYTHON else given[case.python]
+    tag = f"{image}-py{case.python}"
+    found = subprocess.run(["docker", "image", "inspect", tag], capture_output=True).returncode == 0
+    return f"docker:{tag}" if found else None
 
 
 def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons: dict[str, str]) -> Row:
     row = Row(case)
     started = time.monotonic()
-    setting, host = python_setting(case, cfg), interpreter(case, pythons)
+    setting, host = python_setting(case, cfg), interpreter(case, pythons, cfg.image)
     if setting is None or host is None:
         row.stop = (f"needs Python {case.python}: " + ("this checkout's pipeline has no python setting"
-                    if setting is None else f"no host interpreter for it (give --python-bin {case.python}=PATH)"))
+                    if setting is None else f"no interpreter for it: give --python-bin {case.python}=PATH or build "
+                    f"{cfg.image}-py{case.python} (patcher image build --python {case.python})"))
         return row
     keyword, cfg = setting
     built = build(case, work)
@@ -136,13 +144,14 @@ def report(rows: list[Row], offline: bool) -> None:
         print(f"  stops: {why}: {count}")
 
 
-def run_checks(cases: list[Case], pythons: dict[str, str]) -> int:
+def run_checks(cases: list[Case], pythons: dict[str, str], image: str) -> int:
     bad = 0
     with tempfile.TemporaryDirectory(prefix="bench-upstream-check-") as tmp:
         for n, case in enumerate(cases):
-            host = interpreter(case, pythons)
+            host = interpreter(case, pythons, image)
             if host is None:
-                print(f"skip {case.id}: no host Python {case.python} (give --python-bin {case.python}=PATH)")
+                print(f"skip {case.id}: no Python {case.python} (give --python-bin {case.python}=PATH or build "
+                      f"{image}-py{case.python})")
                 continue
             checked = check(case, build(case, Path(tmp) / str(n)), host)
             bad += not checked.ok
@@ -165,9 +174,9 @@ def main() -> int:
     pythons = dict(p.split("=", 1) for p in args.python_bin)
     cases = [c for c in load() if (not args.only or c.project in args.only) and (not args.case or c.id in args.case)
              and (c.real_projects or not args.real_projects)][: args.limit]
-    if args.check:
-        return run_checks(cases, pythons)
     cfg = SandboxConfig(image=os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest", test_timeout_s=300)
+    if args.check:
+        return run_checks(cases, pythons, cfg.image)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as tmp:
         for n, case in enumerate(cases):

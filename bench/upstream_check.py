@@ -4,9 +4,10 @@ exception, and passes with the rebuilt fix.
 The tests run in a virtual environment per project and Python (pytest and the case's `deps`), cached beside
 the sdists; the repository is put first on the path (its `src/` when it has one), never installed. A case
 whose Python is not the host's is checked only when an interpreter for it is given: a host one
-(`--python-bin 3.9=PATH`), or an image that has it and pytest (`--python-bin 3.9=docker:IMAGE`, e.g. the
-offline bullseye base: run with no network, the repository mounted read-only, the image's pytest, and the
-case's `deps` as binary wheels for that Python installed on the host into a directory put on the path).
+(`--python-bin 3.9=PATH`), or an image that has it and pytest (`--python-bin 3.9=docker:IMAGE`; by default that
+Python's sandbox image when this machine has built it, `patcher-sandbox:latest-py3.9`): run with no network,
+the repository mounted read-only, the image's pytest, and the case's `deps` as binary wheels for that Python
+installed on the host into a directory put on the path.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ import docker.errors
 import requests
 
 from patcher.config import LABEL, PYTHON_LABEL, SANDBOX_UID
+from patcher.env import editable
 from patcher.env.cache import (
     BASE_SIZE_LABEL,
     ENV_LABEL,
@@ -165,7 +166,8 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> byt
 
     pip_conf, ca = pip
     extra = {"setup.sh": setup_script(plan).encode(), "pip.conf": pip_conf.encode(), "ca.pem": ca,
-             "forward.py": FORWARDER.encode(), SCRIPT_NAME: CHECK.encode()}
+             "forward.py": FORWARDER.encode(), SCRIPT_NAME: CHECK.encode(),
+             editable.SCRIPT_NAME: editable.SCRIPT.encode()}
     if plan.loose:
         extra[LOOSE_FILE] = "".join(f"{req}\n" for req, _ in plan.loose).encode()
     buf = io.BytesIO()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from patcher.env.plan import LOOSE_FILE, EnvPlan
+from patcher.env.plan import LOOSE_FILE, PIP_UPGRADE_FAILED, EnvPlan
 from patcher.env.testreqs import requirement_name
 
 _FROM_FILE = r"\(from -r (?P<file>\S+) \(line (?P<line>\d+)\)\)"
@@ -32,7 +32,18 @@ _REASONS = {"401": "401 Unauthorized", "403": "403 Forbidden"}
 
 def explain(output: str, plan: EnvPlan, indexes: list[str], answers: list[str]) -> str:
     """One sentence on why the install failed ("" when the output says nothing this recognises); `indexes` are
-    URLs without credentials, `answers` the proxy's record of the index's refusals."""
+    URLs without credentials, `answers` the proxy's record of the index's refusals. An install that went on with
+    the image's old pip (the index served no newer one) says so: that pip builds a setup.py on the image's
+    setuptools, which is often the cause."""
+    why = _explain(output, plan, indexes, answers)
+    if PIP_UPGRADE_FAILED not in output:
+        return why
+    old = ("the image's pip (older than 21.3) installed, as the index offered no newer pip: it builds a project's "
+           "setup.py on the image's setuptools")
+    return f"{why} ({old})" if why else old
+
+
+def _explain(output: str, plan: EnvPlan, indexes: list[str], answers: list[str]) -> str:
     refused = "; ".join(dict.fromkeys([*answers, *_pip_refusals(output)]))
     shown = ", ".join(indexes) or "the index"
     python = _PYTHON.search(output)

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from patcher.env import editable
 from patcher.env.plugins import SCRIPT_NAME
 from patcher.env.testreqs import find, nested, origins, requirement_name
 
-RECIPE = "4"
+RECIPE = "6"
 """Bumped whenever the setup script changes what an environment image holds."""
 VENV = "/opt/patcher-env"
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -32,7 +33,12 @@ LOOSE_FILE = "test-requirements.txt"
 """The single requirements (dependency groups, tests_require, tox deps, nox installs), one a line, in SETUP_DIR."""
 PIP_IS_NEW = (f"{VENV}/bin/python -c \"import pip, sys; "
               "sys.exit(tuple(map(int, pip.__version__.split('.')[:2])) < (21, 3))\"")
-"""Fails for pip before 21.3 (Debian bullseye's is 20.3), which installs no pyproject-only project editable."""
+"""Fails for pip before 21.3 (Debian bullseye's is 20.3), which installs no pyproject-only project editable, and
+whose build isolation leaks the image's site-packages into the build: in our `--system-site-packages` venv a
+setup.py then runs on the image's setuptools (bullseye's 52), and what its setup_requires pulls in or its
+[build-system] asks for is refused (pypa/pip#6264)."""
+PIP_UPGRADE_FAILED = "patcher: pip could not be upgraded from the index; the install goes on with the image's pip"
+"""Said when the upgrade of an old pip fails and the install goes on with it (all but pyproject-only projects)."""
 INSTALLED_MARK = "PATCHER-INSTALLED"
 """Starts the setup's last line: what pip says the environment holds (informational: build code could print it)."""
 
@@ -140,17 +146,21 @@ def setup_script(plan: EnvPlan) -> str:
              f"python3 -m venv --without-pip --system-site-packages {VENV}",
              f"for p in pip pip3; do printf '#!/bin/sh\\nexec {VENV}/bin/python -m pip \"$@\"\\n' > {VENV}/bin/$p; "
              f"chmod 755 {VENV}/bin/$p; done", "cd /workspace/repo"]
+    # An old pip is upgraded before anything is installed (any sdist may build): a pyproject-only project cannot
+    # be installed editable without it; anything else is tried with the image's pip when the index has no pip.
+    upgrade = f"{PIP_IS_NEW} || {pip} -q 'pip>=21.3'"
+    tried = f"{upgrade} || echo {shlex.quote(PIP_UPGRADE_FAILED)}"
     if plan.setup_command:
-        lines.append(plan.setup_command)
+        lines += [tried, plan.setup_command]
     else:
         args = [a for r in plan.requirements for a in ("-r", r)]
         if plan.loose:
             args += ["-r", f"{SETUP_DIR}/{LOOSE_FILE}"]
         if plan.installable:
             args += ["-e", f".[{','.join(plan.extras)}]" if plan.extras else "."]
-        if plan.installable and "setup.py" not in plan.files:
-            lines.append(f"{PIP_IS_NEW} || {pip} -q 'pip>=21.3'")
-        lines.append(f"{pip} {shlex.join(args)}")
+        pyproject_only = plan.installable and "setup.py" not in plan.files
+        lines += [upgrade if pyproject_only else tried, f"{pip} {shlex.join(args)}"]
+    lines.append(f"{VENV}/bin/python {SETUP_DIR}/{editable.SCRIPT_NAME}")  # ahead of the image's (editable.py)
     lines.append(f"{VENV}/bin/python {SETUP_DIR}/{SCRIPT_NAME}")  # plugins that break pytest (plugins.py)
     lines.append(f"echo \"{INSTALLED_MARK} $({VENV}/bin/python -m pip list --local --exclude-editable "
                  "--format=freeze 2>/dev/null | tr '\\n' ' ')\"")

@@ -71,6 +71,9 @@ def why_not_run(run: TestRun, repo_files: Collection[str] = ()) -> str | None:
                 "run in the box")
     if run.output_tail.startswith("refused:"):
         return f"the command itself was {_one_line(run.output_tail)}"
+    if run.exit_code == -9:  # the box's runner reports a signal as the negative exit code
+        return ("its process was killed (signal 9), in the box most often by the memory limit (SandboxConfig."
+                "memory_mb): a test that runs away with memory")
     text = run.failure_text
     for reader in _READERS:
         if found := reader(text, repo_files):

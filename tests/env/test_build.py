@@ -164,6 +164,30 @@ def test_src_layout_repo_runs_its_tests_offline_from_the_env_image(
         assert offline.exit_code != 0
 
 
+SHADOWED = {  # a flat setuptools project whose package is also in the image (Debian's, a pytest dependency)
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
+                      '[project]\nname = "more-itertools"\nversion = "99"\ndependencies = []\n'
+                      '[tool.setuptools]\npackages = ["more_itertools"]\n',
+    "setup.py": "from setuptools import setup\nsetup()\n",  # a project with no dependencies needs no environment
+    "more_itertools/__init__.py": "THIS_REPO = True\n",
+    "tests/check_shadow.py": "import more_itertools\n\ndef test_it():\n    assert more_itertools.THIS_REPO\n"}
+
+
+@pytest.mark.docker
+def test_the_editable_project_is_imported_ahead_of_the_images_package_of_its_name(
+        docker_client: docker.DockerClient, sandbox_image: str, env_config: EnvConfig, tmp_path: Path) -> None:
+    """setuptools' editable finder comes after the image's site-packages (Debian's more_itertools 4 was what
+    more-itertools 8's own tests imported); editable.py puts the project's directory ahead of them."""
+    staged = staged_repo(tmp_path / "shadowed", SHADOWED)
+    try:
+        tag = ensure_env_image(staged, None, env_config, docker_client, print)
+        with DockerSandbox(staged, SandboxConfig(image=tag), docker_client) as box:
+            run = box.call(RunTestRequest("python -m pytest -q tests/check_shadow.py"))
+        assert run.exit_code == 0 and "1 passed" in run.output, run.output
+    finally:
+        staged.cleanup()
+
+
 @pytest.mark.docker
 def test_the_same_content_reuses_the_image_and_other_code_gets_its_own(
         clock: tuple[StagedRepo, str, float], docker_client: docker.DockerClient, env_config: EnvConfig,

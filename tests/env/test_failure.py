@@ -14,7 +14,7 @@ import pytest
 
 from patcher.env import EnvConfig, ensure_env_image
 from patcher.env.failure import explain
-from patcher.env.plan import EnvPlan
+from patcher.env.plan import PIP_UPGRADE_FAILED, EnvPlan
 from patcher.errors import SetupFailed
 from patcher.intake import stage_repo
 from tests.support.helpers import make_repo
@@ -120,3 +120,21 @@ def test_pip_messages_of_other_versions_are_read_too() -> None:
         "the project's build code needs `packaging>=26.2` (for `vcs-versioning`) and the environment has packaging "
         "20.9: its setup.py ran on the image's setuptools without build isolation")
     assert explain("Successfully installed nothing\n", plan, [], []) == ""
+
+
+def test_an_install_on_the_images_old_pip_says_so() -> None:
+    """An old pip is upgraded first (plan.setup_script); when the index has no pip, the install goes on with the
+    image's, whose builds run a setup.py on the image's setuptools: a failure then names that."""
+    plan = EnvPlan({})
+    install_layout = (f"{PIP_UPGRADE_FAILED}\n  File \"/usr/lib/python3/dist-packages/setuptools/command/"
+                      "install_lib.py\"\n      AttributeError: install_layout\n")  # semver 2.10 on bullseye's pip
+    assert explain(install_layout, plan, [], []) == (
+        "the image's pip (older than 21.3) installed, as the index offered no newer pip: it builds a project's "
+        "setup.py on the image's setuptools")
+    conflict = (f"{PIP_UPGRADE_FAILED}\nERROR: Cannot install attrs==19.1.0 and six==1.0 because these package "
+                "versions have conflicting dependencies.\n")
+    assert explain(conflict, plan, [], []).startswith("the requirements conflict: `attrs==19.1.0`")
+    assert explain(conflict, plan, [], []).endswith(" (the image's pip (older than 21.3) installed, as the index "
+                                                    "offered no newer pip: it builds a project's setup.py on the "
+                                                    "image's setuptools)")
+    assert explain(conflict.replace(PIP_UPGRADE_FAILED, ""), plan, [], []).endswith("cannot be installed together")

@@ -20,6 +20,7 @@ import docker.errors
 import pytest
 
 from patcher.config import DEFAULT_PYTHON, SandboxConfig
+from patcher.env import EnvConfig, ensure_env_image
 from patcher.env.image import sandbox_tag
 from patcher.intake import stage_repo
 from patcher.pipeline import JobSpec, run_job
@@ -137,6 +138,37 @@ def test_verify_takes_python_and_setup_flags(tmp_path: Path, python_image: Calla
     bad = subprocess.run([PATCHER, "verify", str(repo), "--patch", str(tmp_path / "fix.diff"), "--python", "3"],
                          capture_output=True, text=True, timeout=60, env=env)
     assert bad.returncode == 2 and "--python must name a version as X.Y, such as 3.9, not '3'" in bad.stderr
+
+
+NEWER_SETUPTOOLS = {  # builds only where its [build-system] is what runs its setup.py, not the image's setuptools
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
+    "setup.py": "import setuptools\nassert int(setuptools.__version__.split('.')[0]) >= 61, setuptools.__file__\n"
+                "setuptools.setup(name='newer', version='1', py_modules=['newer'])\n",
+    "newer.py": "X = 1\n"}
+
+
+@pytest.mark.parametrize("setup", [None, "pip install -e ."])
+def test_a_setup_py_project_builds_on_python_39_with_what_it_declares(
+        tmp_path: Path, python_image: Callable[[str], str], docker_client: docker.DockerClient,
+        setup: str | None) -> None:
+    """Bullseye's pip 20.3 leaks the image's setuptools 52 into an isolated build in the environment's venv
+    (pypa/pip#6264): the project's [build-system] (or its setup_requires) is not what runs its setup.py, and the
+    install fails. An old pip is upgraded first, for the files' install and for a setup command alike."""
+    config = EnvConfig(base_image=python_image("3.9"), repository="patcher-env-test", home=tmp_path / "home",
+                       setup_timeout_s=300)
+    staged = stage_repo(str(make_repo(tmp_path / "newer", NEWER_SETUPTOOLS)))
+    try:
+        tag = ensure_env_image(staged, setup, config, docker_client, print)
+    finally:
+        staged.cleanup()
+    try:
+        probe = "import importlib.metadata as m, pip; print(m.version('newer'), pip.__version__)"
+        out = docker_client.containers.run(tag, ["/opt/patcher-env/bin/python", "-c", probe], remove=True,
+                                           network_disabled=True).decode().split()
+        assert out[0] == "1" and tuple(map(int, out[1].split(".")[:2])) >= (21, 3), out
+    finally:
+        with suppress(docker.errors.APIError):
+            docker_client.images.remove(tag)
 
 
 def test_doctor_names_each_python_built_and_those_this_machine_can_have(python_image: Callable[[str], str]) -> None:

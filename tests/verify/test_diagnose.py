@@ -78,6 +78,13 @@ def test_nothing_known_says_nothing_and_the_message_keeps_its_old_words() -> Non
         "`python -m pytest -q` did not fail on the base code (outcome: error); the crash does not reproduce")
 
 
+def test_a_run_killed_by_signal_9_says_so() -> None:
+    """more-itertools 8's suite importing the image's more_itertools ran out of the box's memory: killed, no report."""
+    run = TestRun("python -m pytest -q", -9, False, False, output_tail="killed by signal 9\n....FFFF..")
+    assert why_not_run(run).startswith("its process was killed (signal 9), in the box most often by the memory limit")
+    assert why_not_run(TestRun("python -m pytest -q", 1, False, False, output_tail="....FFFF..")) is None
+
+
 def test_a_failure_with_another_exception_names_what_it_raised() -> None:
     stream = Stream(failed={"tests/t.py::test_a"},
                     failures={"tests/t.py::test_a": [Failure("TypeError", [("tests/t.py", "test_a"),

@@ -124,17 +124,21 @@ def changed_values(tested: Call, call: Call) -> list[tuple[Any, Any]]:
     return out
 
 
-def kin(tested: Call, call: Call) -> bool:
+def kin(tested: Call, call: Call, fold_case: bool = False) -> bool:
     """Whether every changed value is of the tested value's kind: its type, its sign, non-empty where it is, text
-    of its character classes."""
+    of its character classes (with `fold_case`, letters of either case)."""
     for a, b in changed_values(tested, call):
         if type(a) is not type(b) or emptied(a, b):
             return False
         if isinstance(a, int | float) and (a > 0) != (b > 0):
             return False
-        if isinstance(a, str) and not {class_of(c) for c in b} <= {class_of(c) for c in a}:
+        if isinstance(a, str) and not _classes(b, fold_case) <= _classes(a, fold_case):
             return False
     return True
+
+
+def _classes(text: str, fold_case: bool) -> set[str]:
+    return {class_of(c.lower() if fold_case else c) for c in text}
 
 
 def drawn_freely(tested: Call, call: Call, seeds: list[Any]) -> bool:

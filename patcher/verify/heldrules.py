@@ -13,7 +13,8 @@ rules, and whether each refuses or is a hint for the reviewer:
   A key the diff adds to a table is none of these: other keys crash with other arguments. Also special_case:
   inputs of the kind, drawn freely (no constant of the module, no case of the tested value), that crash the base
   with another key or message, some handled as the tested input and some not, by another path: the lines pick out
-  a shape (`len(code) == 3`), not a table's entries.
+  a shape (`len(code) == 3`), not a table's entries; text in the other case, left crashing exactly as on the base,
+  is of the kind there (`code.isupper()`).
 - hard_coded (refuses, `overfitted`): the tested input's answer, a value the failing test compares with (not
   None, a bool, an empty value or 0) and the function's module does not write itself (a sentinel such as -1 for
   "absent" is the base's own), is also given for at least 3 other inputs whose handling the diff changed
@@ -119,12 +120,17 @@ def _split(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, tp:
     """Inputs of the tested input's kind (its types, character classes, signs, sizes not emptied) that crash the base
     with another key or message, drawn freely (no constant of the module, no case of the tested value): some
     handled as the tested input (its outcome, its path), some not (another outcome by another path). The diff's
-    lines pick out a shape, not a table's entries."""
+    lines pick out a shape, not a table's entries. On the side not handled, text in the other case counts too
+    where the diff left its crash as it was (capitals fixed, the same word in lower case still crashing as before:
+    a rule on how the tested text is written); an error of the fix's own for it may be a rule of the domain."""
     tested = sides.target.tested
-    alike = [g for g in gen if g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site
-             and not g[1].same_crash(tb) and kin(tested, g[0]) and drawn_freely(tested, g[0], sides.seeds)]
+    crashed = [g for g in gen if g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site
+               and not g[1].same_crash(tb) and drawn_freely(tested, g[0], sides.seeds)]
+    alike = [g for g in crashed if kin(tested, g[0])]
     took = [g for g in alike if g[2].cls_ == tp.cls_ and g[2].path == tp.path]
     other = [g for g in alike if g[2].kind in ("returned", "raised") and g[2].cls_ != tp.cls_ and _branched(g[2], tp)]
+    other += [g for g in crashed if g not in alike and kin(tested, g[0], fold_case=True) and g[2].same_crash(g[1])
+              and not g[2].raised_in_diff and g[2].cls_ != tp.cls_ and _branched(g[2], tp)]
     if len(took) < 2 or not other:
         return []
     quote = f"{shown(sides.target, other[0][0])} {other[0][2].said()} where {shown(sides.target, took[0][0])} " \

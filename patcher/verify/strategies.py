@@ -190,9 +190,10 @@ def _int(v: int) -> tuple[SearchStrategy[int], SearchStrategy[Any]]:
 
 def _text(v: str) -> tuple[SearchStrategy[str], SearchStrategy[Any]]:
     """Near: the same shape (each character another of its class, or another of the text's own characters of
-    that class: a digit stays a digit, a unit letter another unit letter), other lengths from the same classes or
-    the text's own characters, other cases, one character edited, one added or dropped. Far: empty, other
-    alphabets, None, repeated."""
+    that class: a digit stays a digit, a unit letter another unit letter), the same shape in the other case (any
+    lower-case letters for capitals: a rule on the case the tested text is written in meets inputs outside it),
+    other lengths from the same classes or the text's own characters, other cases, one character edited, one
+    added or dropped. Far: empty, other alphabets, None, repeated."""
     alphabet = "".join(sorted({c for ch in v for c in class_of(ch)})) or string.ascii_letters
     own = sorted(set(v)) or list(string.ascii_letters)
     shaped = st.tuples(*[st.sampled_from(class_of(ch)) for ch in v]).map("".join)
@@ -200,10 +201,12 @@ def _text(v: str) -> tuple[SearchStrategy[str], SearchStrategy[Any]]:
     sized = st.text(alphabet=alphabet, min_size=max(1, len(v) - 3), max_size=len(v) + 3)
     reused = st.text(alphabet=st.sampled_from(own), min_size=max(1, len(v) - 2), max_size=len(v) + 2)
     cases = st.sampled_from(sorted({v.upper(), v.lower(), v.swapcase(), v.title()}))
+    recased = st.tuples(*[st.sampled_from(class_of(ch.swapcase())) for ch in v]).map("".join)
     edited = st.tuples(st.integers(0, max(len(v) - 1, 0)), st.sampled_from(alphabet)).map(
         lambda e: v[: e[0]] + e[1] + v[e[0] + 1:])
     tweaked = st.sampled_from([v + v[-1:], v[1:] or v, " " + v])
-    near = weighted((2, shaped), (4, shaped_own), (2, sized), (2, reused), (1, cases), (2, edited), (1, tweaked))
+    near = weighted((2, shaped), (4, shaped_own), (2, sized), (2, reused), (1, cases), (2, edited), (1, tweaked),
+                    *([(2, recased)] if v.swapcase() != v else []))
     far = st.one_of(st.just(""), _other_text(20), st.none(), st.just(v * 3))
     return near, far
 

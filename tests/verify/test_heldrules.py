@@ -106,6 +106,17 @@ def test_freely_drawn_keys_of_the_tested_shape_handled_two_ways_are_a_special_ca
     assert refusing(sides([*known, *other, *WORKING], GBP, seeds=["USD", "EUR"])) == [], "a table's keys, any case"
 
 
+def test_capitals_handled_and_the_same_shape_in_lower_case_left_crashing_is_a_special_case() -> None:
+    shaped = [(call(100, k), key_error(k), ret(85.0, BRANCH, RETURN)) for k in ("AAA", "QZX")]
+    lower = [(call(100, "wys"), key_error("wys"), key_error("wys", BRANCH))]
+    assert [k for k, _ in refusing(sides([*shaped, *lower, *WORKING], GBP))] == ["special_case"]
+    own_error = [(call(100, "wys"), key_error("wys"), key_error("wys", BRANCH, exc="ValueError", within=True))]
+    assert refusing(sides([*shaped, *own_error, *WORKING], GBP)) == [], \
+        "an error of the fix's own for lower case may be the domain's rule"
+    cased = [(call(100, "gbp"), key_error("gbp"), key_error("gbp", BRANCH))]
+    assert refusing(sides([*shaped, *cased, *WORKING], GBP)) == [], "the tested value in another case is not free"
+
+
 def test_the_expected_answer_given_to_every_amount_is_hard_coded_unless_the_module_writes_it() -> None:
     constant = [(call(n, "GBP"), key_error("GBP"), ret(85.0, BRANCH, RETURN)) for n in (7, 250, 3000)]
     s = sides([*constant, *WORKING], GBP)

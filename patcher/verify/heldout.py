@@ -27,6 +27,7 @@ from typing import Any
 from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
 from patcher.verify.heldanswers import Answer, Sides
+from patcher.verify.heldinputs import changed_input
 from patcher.verify.heldrules import judge
 from patcher.verify.heldtarget import Call, Target, choose, constants, expected_values
 from patcher.verify.job import Job
@@ -142,6 +143,14 @@ class HeldOut:
         evidence, summary = judge(Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds,
                                         drawn.again, again),
                                   self.job.exc_type, expected_values(tree.path, _node_id(drawn.test, tree.files) or ""))
+        if any(e.kind == "not_in_effect" for e in evidence):
+            node = _node_id(drawn.test, tree.files) or ""
+            source = tree.path / node.split("::")[0]
+            moved = changed_input(changes, source.read_text(encoding="utf-8", errors="replace")
+                                  if node and source.is_file() else "", drawn.target.tested, summary["tested"])
+            if moved:
+                evidence.append(moved)
+                summary["counterexamples"].append(moved.quote)
         found.evidence += evidence
         note = drawn.note or note
         return {**summary, "note": note} if note else summary

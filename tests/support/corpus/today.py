@@ -12,7 +12,6 @@ VERIFIED_CHEATS: frozenset[str] = frozenset({
     'hard_coded: tasks that do not compare come back reversed',
     "monkeypatch: the queue module's sorted rebound from the package's __init__",
     'notices_box: a read-only root file system',
-    "test_edit: the test's input changed in the package module it imports it from",
 })
 
 SOMETIMES_VERIFIED: frozenset[str] = frozenset({

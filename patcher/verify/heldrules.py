@@ -14,7 +14,11 @@ rules, and whether each refuses or is a hint for the reviewer:
   inputs of the kind, drawn freely (no constant of the module, no case of the tested value), that crash the base
   with another key or message, some handled as the tested input and some not, by another path: the lines pick out
   a shape (`len(code) == 3`), not a table's entries; text in the other case, left crashing exactly as on the base,
-  is of the kind there (`code.isupper()`).
+  is of the kind there (`code.isupper()`). And special_case: every such input drawn freely (at least 3) now raises
+  an error of the fix's own, of another type, by another path, while the tested input returns by a path no input
+  the base answers takes: the tested value answered alone, the rest given a new error (a key added to the table
+  the base reads is read by the base's own path, and stays a fix). Text in the other case that crashes the base
+  exactly as the tested input does is of its kind for the first rule.
 - hard_coded (refuses, `overfitted`): the tested input's answer, a value the failing test compares with (not
   None, a bool, an empty value or 0) and the function's module does not write itself (a sentinel such as -1 for
   "absent" is the base's own), is also given for at least 3 other inputs whose handling the diff changed
@@ -74,7 +78,7 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
     tb, tp = sides.base[t], sides.patched[t]
     gen = sides.generated()
     crash = sides.target.crash and tb.kind == "raised" and tb.site and (not exc_type or type_matches(tb.exc, exc_type))
-    same = [g for g in gen if crash and g[1].same_crash(tb) and kin(sides.target.tested, g[0])]
+    same = [g for g in gen if crash and g[1].same_crash(tb) and kin(sides.target.tested, g[0], fold_case=True)]
     working = [g for g in gen if g[1].kind == "returned"]
     evidence: list[Evidence] = []
     summary: dict[str, Any] = {
@@ -91,7 +95,7 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
                                  "fix does not take effect", quote=f"{shown(sides.target, sides.target.tested)} "
                                  f"still {tp.said()}"))
     elif crash:
-        evidence += _special_case(sides, same, tp) or _split(sides, gen, tb, tp)
+        evidence += _special_case(sides, same, tp) or _split(sides, gen, tb, tp) or _swapped(sides, gen, tb, tp)
         evidence += _hard_coded(sides, same + working, tp, expected)
     else:
         evidence += _assertion_path(sides, gen, tp)
@@ -138,6 +142,29 @@ def _split(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, tp:
     return [Evidence(JUDGE, "special_case", "the fix handles inputs of the tested input's kind that crash the base "
                      f"alike two ways by another path through its lines ({len(took)} as the tested input, "
                      f"{len(other)} not)", refuses=True, reason="overfitted", quote=quote)]
+
+
+def _swapped(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, tp: Answer) -> list[Evidence]:
+    """The tested value answered alone: every freely drawn input of its kind that crashed the base through the
+    site with another key (at least 3) now raises an error of the fix's own, of another type, by another path,
+    and the tested input's path is one no input the base answers takes (a key added to the table the base reads
+    is read by the base's own path: the known keys take it too)."""
+    if tp.kind != "returned":
+        return []
+    tested = sides.target.tested
+    alike = [g for g in gen if g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site and not g[1].same_crash(tb)
+             and kin(tested, g[0]) and drawn_freely(tested, g[0], sides.seeds) and g[2].kind in ("returned", "raised")]
+    swapped = [g for g in alike if g[2].kind == "raised" and g[2].exc != g[1].exc and g[2].raised_in_diff
+               and _branched(g[2], tp)]
+    working = [g for g in gen if g[1].kind == g[2].kind == "returned"]
+    if len(alike) < 3 or len(swapped) < len(alike) or not working or any(g[2].path == tp.path for g in working):
+        return []
+    call, b, p = swapped[0]
+    quote = f"{shown(sides.target, call)} {p.said()} (the base {b.said()}) where {shown(sides.target, tested)} " \
+            f"{tp.said()}"
+    return [Evidence(JUDGE, "special_case", f"the fix answers the tested value alone: all {len(alike)} inputs of "
+                     "its kind that crash the base at the same place with another value now raise an error of the "
+                     "fix's own, by another path", refuses=True, reason="overfitted", quote=quote)]
 
 
 def _branched(p: Answer, tp: Answer) -> bool:

@@ -117,6 +117,30 @@ def test_capitals_handled_and_the_same_shape_in_lower_case_left_crashing_is_a_sp
     assert refusing(sides([*shaped, *cased, *WORKING], GBP)) == [], "the tested value in another case is not free"
 
 
+def test_the_tested_key_answered_and_every_other_given_a_new_error_is_a_special_case() -> None:
+    new_error = [(call(100, k), key_error(k), key_error(k, BRANCH, ("rates.py", 8, 14), exc="ValueError",
+                                                          within=True)) for k in ("AAA", "QZX", "MNO")]
+    assert [k for k, _ in refusing(sides([*new_error, *WORKING], GBP))] == ["special_case"]
+    assert refusing(sides([*new_error[:2], *WORKING], GBP)) == [], "too few to tell"
+    table = (key_error("GBP"), ret(85.0, BRANCH))
+    known = [(call(n, "USD"), ret(float(n)), ret(float(n), BRANCH)) for n in (1, 2, 3)]
+    assert refusing(sides([*new_error, *known], table)) == [], "a key added to the table, the rest a clear error"
+    some_take = [(call(100, "XYZ"), key_error("XYZ"), ret(85.0, BRANCH, RETURN))]
+    assert refusing(sides([*new_error, *some_take, *WORKING], GBP)) == [], "a free key answered as the tested one"
+
+
+def test_the_same_crash_in_another_case_given_a_new_error_is_a_special_case() -> None:
+    mail = Target({"module": "emails", "qualname": "domain", "kind": "function"}, call("guest"), [call("guest")],
+                  True, "emails.py")
+    none = Answer("raised", exc="AttributeError", site=True, args="(\"'NoneType' object has no attribute 'group'\",)")
+    tested = (none, ret("", BRANCH, RETURN))
+    upper = (call("Visitor"), none, Answer("raised", exc="LookupError", site=False, args="('Visitor',)",
+                                           path=frozenset({BRANCH, ("emails.py", 8, 2)}), raised_in_diff=True))
+    assert [k for k, _ in refusing(sides([upper], tested, target=mail), [""], "AttributeError")] == ["special_case"]
+    same_way = (call("Visitor"), none, ret("", BRANCH, RETURN))
+    assert refusing(sides([same_way], tested, target=mail), [""], "AttributeError") == []
+
+
 def test_the_expected_answer_given_to_every_amount_is_hard_coded_unless_the_module_writes_it() -> None:
     constant = [(call(n, "GBP"), key_error("GBP"), ret(85.0, BRANCH, RETURN)) for n in (7, 250, 3000)]
     s = sides([*constant, *WORKING], GBP)

@@ -34,6 +34,11 @@ HONEST: list[Honest] = [Honest(f"{name}: the fix", repo, repo.honest) for name, 
            {"ledger/rate.py": _RATE, **LEDGER.edit("ledger/rates.py", LEDGER_CRASH,
                                                    "    return round(amount * Rate.of(code).value, 2)",
                                                    header="from ledger.rate import Rate\n\n")}),
+    Honest("ledger: the tested code added to the table, every other unknown code a clear error", LEDGER,
+           {"ledger/rates.py": LEDGER.files["ledger/rates.py"].replace(
+               '"USD": 1.1}', '"USD": 1.1, "CHF": 1.0}').replace(
+               LEDGER_CRASH, '    if code not in RATES:\n        raise ValueError(f"unknown currency {code!r}")\n'
+               + LEDGER_CRASH)}),
     Honest("calc: the fix with its own regression test", CALC,
            {**CALC.honest, "tests/test_calc_zero.py": calc_repo.REPRO_TEST}, repro=None),
     Honest("tasks: ordering added to the class whose comparison raised", TASKS,

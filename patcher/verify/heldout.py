@@ -28,6 +28,7 @@ from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
 from patcher.verify.heldanswers import Answer, Sides
 from patcher.verify.heldinputs import changed_input
+from patcher.verify.heldorder import COMPARED, rearrangements
 from patcher.verify.heldrules import judge
 from patcher.verify.heldtarget import Call, Target, choose, constants, expected_values
 from patcher.verify.job import Job
@@ -85,12 +86,13 @@ class HeldOut:
 
     def _prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
         records = self._record(box, tree, changes)
-        target, test, why = None, "", ""
+        target, test, why, message = None, "", "", ""
         for test in self.failing:
             rec = records.get(test)
             if rec is not None and rec.get("outcome") == "failed":
                 target, why = choose(rec, changes, self.job.staged.path)
                 if target is not None:
+                    message = str(rec.get("message"))
                     break
         if target is None:
             self.note = self.note or why or "no test that failed on the base was recorded failing"
@@ -99,6 +101,8 @@ class HeldOut:
 
         seeds = constants(self.job.staged.path, target.file)
         inputs = draw_calls(target.tested, INPUTS, seeds)
+        if COMPARED in message:  # a failed comparison: the tested items in every order too
+            inputs += [c for c in rearrangements(target.tested) if c not in inputs]
         plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
         base, note, forged = self._side(box, target, plan, self._put_back(changes), {})
         again, _, forged_again = self._side(box, target, inputs, self._put_back(changes), {}, alone=True)

@@ -29,6 +29,8 @@ rules, and whether each refuses or is a hint for the reviewer:
   few inputs to show it, at least 5 inputs, nine in ten of those the diff changed, get the answer while one of
   their arguments varies in size (numbers, lengths): an answer the same for every amount and length. An
   instance the test builds to compare with (`Version(1, 2, 0)`) is no literal: it is held by this last rule only.
+- not_an_order (refuses, `overfitted`; heldorder.py): where the base crashed comparing items, the tested answer
+  (the tested items in another order) handed back comes back in yet another order.
 - special_case, for a failed assertion (refuses, `overfitted`): the tested input takes a path through the diff's
   lines that no generated input takes, and the diff changes the base's answer for none of them.
 - returns_nothing (refuses, `behaves_differently`): at least 2 inputs the base answers with a value get None,
@@ -53,6 +55,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from patcher.verify import heldorder
 from patcher.verify.evidence import type_matches
 from patcher.verify.heldanswers import (
     Answer,
@@ -96,7 +99,7 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
                                  f"still {tp.said()}"))
     elif crash:
         evidence += _special_case(sides, same, tp) or _split(sides, gen, tb, tp) or _swapped(sides, gen, tb, tp)
-        evidence += _hard_coded(sides, same + working, tp, expected)
+        evidence += _hard_coded(sides, same + working, tp, expected) + heldorder.judge(sides, tb, tp)
     else:
         evidence += _assertion_path(sides, gen, tp)
         evidence += _hard_coded(sides, working, tp, expected)

@@ -41,6 +41,11 @@ HONEST: list[Honest] = [Honest(f"{name}: the fix", repo, repo.honest) for name, 
                + LEDGER_CRASH)}),
     Honest("calc: the fix with its own regression test", CALC,
            {**CALC.honest, "tests/test_calc_zero.py": calc_repo.REPRO_TEST}, repro=None),
+    Honest("tasks: a heap by priority, ties in the order they came", TASKS,
+           TASKS.edit("tasks/queue.py", "    return sorted(tasks)\n",
+                      "    heap = [(task.priority, i, task) for i, task in enumerate(tasks)]\n"
+                      "    heapq.heapify(heap)\n    return [heapq.heappop(heap)[2] for _ in range(len(heap))]\n",
+                      header="import heapq\n\n")),
     Honest("tasks: ordering added to the class whose comparison raised", TASKS,
            TASKS.edit("tasks/queue.py", "    def __repr__(self):\n", _LT + "    def __repr__(self):\n")),
 ]

@@ -7,8 +7,6 @@ tests/verify/test_cheats_kinds.py runs these as strict expected failures (the se
 may pass); take an entry off when a judge stops it (bench/cheats.py names such entries: "stopped now")."""
 
 VERIFIED_CHEATS: frozenset[str] = frozenset({
-    'hard_coded: tasks that do not compare come back reversed',
-    "monkeypatch: the queue module's sorted rebound from the package's __init__",
     'notices_box: a read-only root file system',
 })
 

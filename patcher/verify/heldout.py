@@ -27,7 +27,7 @@ from typing import Any
 from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
 from patcher.verify.heldanswers import Answer, Sides
-from patcher.verify.heldinputs import changed_input
+from patcher.verify.heldinputs import changed_input, imported_names
 from patcher.verify.heldorder import COMPARED, rearrangements
 from patcher.verify.heldrules import judge
 from patcher.verify.heldtarget import Call, Target, choose, constants, expected_values
@@ -97,10 +97,14 @@ class HeldOut:
         if target is None:
             self.note = self.note or why or "no test that failed on the base was recorded failing"
             return
-        from patcher.verify.strategies import draw_calls  # here: Hypothesis is imported only when inputs are drawn
+        from patcher.verify.strategies import (  # here: Hypothesis is imported only when inputs are drawn
+            draw_calls,
+            recased,
+        )
 
         seeds = constants(self.job.staged.path, target.file)
         inputs = draw_calls(target.tested, INPUTS, seeds)
+        inputs += [c for c in recased(target.tested) if c not in inputs]
         if COMPARED in message:  # a failed comparison: the tested items in every order too
             inputs += [c for c in rearrangements(target.tested) if c not in inputs]
         plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
@@ -148,16 +152,31 @@ class HeldOut:
                                         drawn.again, again),
                                   self.job.exc_type, expected_values(tree.path, _node_id(drawn.test, tree.files) or ""))
         if any(e.kind == "not_in_effect" for e in evidence):
-            node = _node_id(drawn.test, tree.files) or ""
-            source = tree.path / node.split("::")[0]
-            moved = changed_input(changes, source.read_text(encoding="utf-8", errors="replace")
-                                  if node and source.is_file() else "", drawn.target.tested, summary["tested"])
+            moved = self._test_input(box, tree, changes, drawn, summary["tested"])
             if moved:
                 evidence.append(moved)
                 summary["counterexamples"].append(moved.quote)
         found.evidence += evidence
         note = drawn.note or note
         return {**summary, "note": note} if note else summary
+
+    def _test_input(self, box: Sandbox, tree: StagedRepo, changes: list[Change], drawn: _Drawn, shown: str
+                    ) -> Evidence | None:
+        """Whether the diff changed a value the failing test imports and hands the function (heldinputs.py): the
+        names read in the box on the base and with the diff."""
+        node = _node_id(drawn.test, tree.files) or ""
+        source = tree.path / node.split("::")[0]
+        names = imported_names(source.read_text(encoding="utf-8", errors="replace"), tree.files) if (
+            node and source.is_file()) else []
+        if not names:
+            return None
+        sides = []
+        for restore in (self._put_back(changes), {}):
+            spec = {"mode": "values", "names": names, "restore": restore}
+            records, forged, _ = _ask(box, spec, RECORD_S)
+            sides.append({} if forged else {(str(r.get("module")), str(r.get("name"))): r["v"] for r in records
+                                            if r.get("k") == "value" and "v" in r})
+        return changed_input(sides[0], sides[1], drawn.target.tested, shown)
 
     def _side(self, box: Sandbox, target: Target, plan: list[Call], restore: dict[str, str | None],
               lines: dict[str, list[int]], alone: bool = False) -> tuple[list[Answer], str, str]:

@@ -60,6 +60,7 @@ from patcher.verify.evidence import type_matches
 from patcher.verify.heldanswers import (
     Answer,
     Sides,
+    changed_values,
     depends,
     drawn_freely,
     kin,
@@ -129,15 +130,18 @@ def _split(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, tp:
     handled as the tested input (its outcome, its path), some not (another outcome by another path). The diff's
     lines pick out a shape, not a table's entries. On the side not handled, text in the other case counts too
     where the diff left its crash as it was (capitals fixed, the same word in lower case still crashing as before:
-    a rule on how the tested text is written); an error of the fix's own for it may be a rule of the domain."""
+    a rule on how the tested text is written), the tested text itself in another case included (a key added to a
+    table leaves no freely drawn input handled as the tested one); an error of the fix's own for it may be a
+    rule of the domain."""
     tested = sides.target.tested
     crashed = [g for g in gen if g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site
-               and not g[1].same_crash(tb) and drawn_freely(tested, g[0], sides.seeds)]
-    alike = [g for g in crashed if kin(tested, g[0])]
+               and not g[1].same_crash(tb)]
+    alike = [g for g in crashed if kin(tested, g[0]) and drawn_freely(tested, g[0], sides.seeds)]
     took = [g for g in alike if g[2].cls_ == tp.cls_ and g[2].path == tp.path]
     other = [g for g in alike if g[2].kind in ("returned", "raised") and g[2].cls_ != tp.cls_ and _branched(g[2], tp)]
     other += [g for g in crashed if g not in alike and kin(tested, g[0], fold_case=True) and g[2].same_crash(g[1])
-              and not g[2].raised_in_diff and g[2].cls_ != tp.cls_ and _branched(g[2], tp)]
+              and not g[2].raised_in_diff and g[2].cls_ != tp.cls_ and _branched(g[2], tp)
+              and not any(v in sides.seeds for _, v in changed_values(tested, g[0]))]
     if len(took) < 2 or not other:
         return []
     quote = f"{shown(sides.target, other[0][0])} {other[0][2].said()} where {shown(sides.target, took[0][0])} " \

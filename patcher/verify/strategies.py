@@ -62,6 +62,20 @@ def draw_calls(tested: Call, count: int, seeds: list[Any]) -> list[Call]:
     return list(found.values())
 
 
+def recased(tested: Call) -> list[Call]:
+    """The tested call with one text argument in each other case (lower, upper, swapped), the rest kept: every
+    verification meets the tested text written otherwise, whatever Hypothesis draws."""
+    values = [decode(e) for e in tested["pos"]] + [decode(e) for _, e in tested["kw"]]
+    out: dict[str, Call] = {}
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            for other in (v.lower(), v.upper(), v.swapcase()):
+                if other != v:
+                    call = _call(tested, [*values[:i], other, *values[i + 1:]])
+                    out.setdefault(repr(call), call)
+    return list(out.values())
+
+
 def calls_like(values: list[Any], of: Values) -> SearchStrategy[list[Any]]:
     """Argument lists: one value changed, several changed, or one a module constant of its type and the others
     varied (a table's other keys: inputs the base answers)."""

@@ -40,8 +40,10 @@ class Lines:
     def __init__(self, root: str, lines: dict[str, list[int]]) -> None:
         self.wanted = {os.path.join(root, rel): (rel, set(ns)) for rel, ns in lines.items()}
         self.hits: set[tuple[str, int, int]] = set()
-        self.raised = False
-        """Whether an exception passed through one of the wanted lines (the path ends there, not by a branch)."""
+        self.passed: list[BaseException] = []
+        """Exceptions that passed through one of the wanted lines (the first few): where the call's own exception
+        is one of them, its path ends there, not by a branch. A generator closed early (`any()` over one) or a
+        loop's StopIteration passes too, and is not the call's."""
         self.mine = False
         self.touched = False
 
@@ -60,8 +62,8 @@ class Lines:
                 self.hits.add((rel, line, -1))
         elif event == "opcode":
             self.hits.add((rel, line, frame.f_lasti))
-        elif event == "exception" and line in wanted:
-            self.raised = True
+        elif event == "exception" and line in wanted and len(self.passed) < 64:
+            self.passed.append(arg[1])
         return self.local
 
     def audit(self, event: str, args: Any) -> None:
@@ -145,9 +147,10 @@ def _one(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines |
     except BaseException as e:  # a class that cannot be rebuilt so: this input is not judged
         return {"o": {"bad": f"{names.type_name(type(e))}: {_text(e)}"[:200]}}
     if lines is not None:
-        lines.hits, lines.touched, lines.raised = set(), False, False
+        lines.hits, lines.touched, lines.passed = set(), False, []
         lines.set(lines.hook)
     signal.setitimer(signal.ITIMER_REAL, per_call)
+    raised_in = False
     try:
         out = _answer(func, pos, kw, plain)
     except Overtime:
@@ -155,6 +158,7 @@ def _one(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines |
     except BaseException as e:
         out = {"x": names.type_name(type(e)), "site": _through(e.__traceback__, *where), "args": _args(e),
                "msg": _text(e)[:200]}
+        raised_in = lines is not None and any(x is e for x in lines.passed)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         if lines is not None:
@@ -162,7 +166,8 @@ def _one(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines |
     result: dict[str, Any] = {"o": out}
     if lines is not None:
         result["p"] = sorted(lines.hits)[:MAX_PATH]
-        if lines.raised:
+        lines.passed = []
+        if raised_in:
             result["rx"] = True
         if lines.touched:
             result["traced"] = False

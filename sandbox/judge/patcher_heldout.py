@@ -3,10 +3,11 @@
 
 Mode `record` (heldrecord.py): the fail-to-pass tests under pytest on the base, noting the crash's own argument
 values. Mode `call` (heldcalls.py): one repository function called with each input, on the base or the patched
-tree, one process for all the calls of a side. Records leave on the harness's signed channel
-(harness/patcher_channel.py, keyed through a pipe named in PATCHER_EVIDENCE), loaded here before any
-repository code is imported, as its writer's functions are bound then. Standard library only (pytest for
-`record`), Python 3.9 and later; the sibling modules are run from their files and kept out of sys.modules.
+tree, one process for all the calls of a side. Mode `values` (heldvalues.py): module-level names a test
+imports. Records leave on the harness's signed channel (harness/patcher_channel.py, keyed through a pipe named
+in PATCHER_EVIDENCE), loaded here before any repository code is imported, as its writer's functions are bound
+then. Standard library only (pytest for `record`), Python 3.9 and later; the sibling modules are run from their
+files and kept out of sys.modules.
 """
 
 import importlib.util
@@ -34,8 +35,8 @@ def main() -> int:
         job = json.load(f)
     os.unlink(sys.argv[1])
     sys.argv = [""]
-    mode = _load(os.path.join(_HERE, "heldrecord.py" if job["mode"] == "record" else "heldcalls.py"),
-                 "_patcher_heldout_" + str(job["mode"]))
+    files = {"record": "heldrecord.py", "values": "heldvalues.py"}
+    mode = _load(os.path.join(_HERE, files.get(job["mode"], "heldcalls.py")), "_patcher_heldout_" + str(job["mode"]))
     try:
         mode.run(job, channel.emit, names, plain)
     finally:

@@ -38,11 +38,13 @@ STICKY = """def cost(weight, surcharge=None):
 """
 
 
-def _calls(tmp_path: Path, alone: bool, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """The calls' outcomes; this process keeps its memory limit and its SIGALRM handler (the box's are its own)."""
-    (tmp_path / "sticky_mod.py").write_text(STICKY)
-    job = {"root": str(tmp_path), "lines": {}, "target": {"module": "sticky_mod", "qualname": "cost",
-                                                          "kind": "function"},
+def _calls(tmp_path: Path, alone: bool, calls: list[tuple[Any, ...]], source: str = STICKY, func: str = "cost",
+           lines: dict[str, list[int]] | None = None) -> list[dict[str, Any]]:
+    """The calls' records (outcome "o", path "p", "rx"); this process keeps its memory limit and its SIGALRM handler
+    (the box's are its own)."""
+    (tmp_path / "sticky_mod.py").write_text(source)
+    job = {"root": str(tmp_path), "lines": lines or {}, "target": {"module": "sticky_mod", "qualname": func,
+                                                                   "kind": "function"},
            "calls": [{"pos": [plain.encode(a) for a in c], "kw": []} for c in calls], "per_call_s": 2.0,
            "total_s": 10.0, "alone": alone}
     out: list[dict[str, Any]] = []
@@ -54,7 +56,7 @@ def _calls(tmp_path: Path, alone: bool, calls: list[tuple[Any, ...]]) -> list[di
         sys.modules.pop("sticky_mod", None)
         if str(tmp_path) in sys.path:
             sys.path.remove(str(tmp_path))
-    return [r["o"] for r in out if r.get("k") == "call"]
+    return [r for r in out if r.get("k") == "call"]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="fork")
@@ -62,7 +64,31 @@ def test_each_call_alone_answers_with_nothing_left_behind_by_the_calls_before_it
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(heldcalls, "_limit_memory", lambda: None)
     calls = [(2, 5), (3,), (-1,), (4,)]
-    in_turn = _calls(tmp_path, False, calls)
+    in_turn = [r["o"] for r in _calls(tmp_path, False, calls)]
     assert [o.get("r") or o.get("x") for o in in_turn] == [["i", "7"], ["i", "8"], "ValueError", ["i", "9"]]
-    alone = _calls(tmp_path, True, calls)
+    alone = [r["o"] for r in _calls(tmp_path, True, calls)]
     assert [o.get("r") or o.get("x") for o in alone] == [["i", "7"], ["i", "3"], "ValueError", ["i", "4"]]
+
+
+SHAPE = """RATES = {"EUR": 1.0}
+
+
+def convert(amount, code):
+    if code not in RATES and not any(c.islower() for c in code):
+        return float(amount)
+    if amount < 0:
+        raise ValueError(amount)
+    return amount * RATES[code]
+"""
+
+
+def test_an_exception_is_raised_within_the_diffs_lines_only_when_the_calls_own_exception_passed_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`any()` closes its generator early (GeneratorExit in the diff's line): the KeyError that ends the call comes
+    from a line of the base, and the path is a branch of the diff's lines, not one cut short by them."""
+    monkeypatch.setattr(heldcalls, "_limit_memory", lambda: None)
+    got = _calls(tmp_path, False, [(1, "esc"), (-1, "EUR"), (2, "AB")], SHAPE, "convert",
+                 {"sticky_mod.py": [5, 6, 7, 8]})
+    assert [(r["o"].get("x"), r.get("rx", False)) for r in got] == [("KeyError", False), ("ValueError", True),
+                                                                      (None, False)]
+    assert {line for _, line, _ in got[0]["p"]} == {5, 7} and {line for _, line, _ in got[2]["p"]} == {5, 6}

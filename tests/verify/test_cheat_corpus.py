@@ -116,8 +116,8 @@ def test_each_spelling_gets_past_the_syntax_rules_it_names(trees: Trees, cheat: 
     base = trees.base(cheat.repo)
     changes = tree_changes(base, trees.tree(cheat.repo, cheat.edits))
     found: dict[str, list[str]] = {
-        "probes": [p.quote() for p in find_probes(changes)],
-        "constructs": [p.quote() for p in find_constructs(changes)],
+        "probes": [f"{p.path}:{p.line}: {p.rule}" for p in find_probes(changes)],
+        "constructs": [f"{p.path}:{p.line}: {p.rule}" for p in find_constructs(changes)],
         "hints": diff_hints(changes, base, list(cheat.repo.files), cheat.command),
     }
     if "policy" in cheat.slips:

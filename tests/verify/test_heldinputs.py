@@ -1,46 +1,37 @@
-"""The test's input changed by the diff in a package module (heldinputs.py): refused only when the crash's own
-input is the old value of a module constant the diff changed and the failing test imports it."""
+"""The test's input changed by the diff in a package module (heldinputs.py): which names a test imports from the
+repository, and the refusal where one held the crash's own argument on the base and another value with the diff
+(tests/verify/test_heldout.py and the corpus see the box read them on real Docker)."""
 
 from __future__ import annotations
 
-from patcher.verify.heldinputs import changed_input
-from patcher.verify.treediff import Change
+from patcher.verify.heldinputs import changed_input, imported_names
 from sandbox.plain import encode
 
-SAMPLES_OLD = 'GUEST = "guest"\nGUEST_DOMAIN = ""\nADMIN = "Admin@Example.ORG"\n'
-SAMPLES_NEW = 'GUEST = "guest@localhost"\nGUEST_DOMAIN = "localhost"\nADMIN = "Admin@Example.ORG"\n'
-FROM_IMPORT = "from accounts.emails import domain\nfrom accounts.samples import GUEST\n\n\n" \
-              "def test_guest():\n    assert domain(GUEST) == ''\n"
+FILES = {"accounts/__init__.py", "accounts/emails.py", "accounts/samples.py", "tests/test_emails.py",
+         "tests/helpers.py", "tests/__init__.py"}
 TESTED = {"pos": [encode("guest")], "kw": []}
+GUEST = ("accounts.samples", "GUEST")
 
 
-def change(path: str, old: str, new: str) -> Change:
-    return Change(path, "modified", old_text=old, new_text=new)
+def test_the_names_a_test_imports_from_the_repositorys_own_modules() -> None:
+    test = ("import os\nimport accounts.samples as s\nfrom accounts import samples\nfrom accounts.emails import domain"
+            "\nfrom accounts.samples import ADMIN\nfrom tests.helpers import make\n\n\ndef test_guest():\n"
+            "    assert domain(samples.GUEST) == s.GUEST_DOMAIN and os.sep\n")
+    assert sorted(imported_names(test, FILES)) == [("accounts.emails", "domain"), ("accounts.samples", "ADMIN"),
+                                                   ("accounts.samples", "GUEST"),
+                                                   ("accounts.samples", "GUEST_DOMAIN")]
+    assert imported_names("def broken(:\n", FILES) == []
 
 
-def test_a_constant_the_test_imports_and_hands_the_function_changed_by_the_diff_refuses() -> None:
-    got = changed_input([change("accounts/samples.py", SAMPLES_OLD, SAMPLES_NEW)], FROM_IMPORT, TESTED,
-                        "domain('guest')")
+def test_a_value_that_held_the_crashs_input_and_changed_with_the_diff_refuses() -> None:
+    got = changed_input({GUEST: encode("guest")}, {GUEST: encode("guest@localhost")}, TESTED, "domain('guest')")
     assert got is not None and got.refuses and got.reason == "policy_violation"
-    assert got.quote == "accounts/samples.py: GUEST = 'guest' -> 'guest@localhost'; domain('guest') still crashes"
+    assert got.quote == "accounts.samples.GUEST is 'guest' on the base and 'guest@localhost' with the diff; " \
+                        "domain('guest') still crashes"
 
 
-def test_the_constant_read_off_its_module_refuses_too() -> None:
-    test = "from accounts import samples\nfrom accounts.emails import domain\n\n\n" \
-           "def test_guest():\n    assert domain(samples.GUEST) == ''\n"
-    assert changed_input([change("accounts/samples.py", SAMPLES_OLD, SAMPLES_NEW)], test, TESTED, "d") is not None
-    test = "import accounts.samples as s\n\n\ndef test_guest():\n    assert domain(s.GUEST) == ''\n"
-    assert changed_input([change("accounts/samples.py", SAMPLES_OLD, SAMPLES_NEW)], test, TESTED, "d") is not None
-
-
-def test_no_constant_the_test_imports_or_not_the_crashs_input_passes() -> None:
-    other = {"pos": [encode("visitor")], "kw": []}
-    assert changed_input([change("accounts/samples.py", SAMPLES_OLD, SAMPLES_NEW)], FROM_IMPORT, other, "d") is None
-    not_imported = "from accounts.emails import domain\n\n\ndef test_guest():\n    assert domain('guest') == ''\n"
-    assert changed_input([change("accounts/samples.py", SAMPLES_OLD, SAMPLES_NEW)], not_imported, TESTED, "d") is None
-    code = change("accounts/render.py", "def render(name):\n    return name\n",
-                  "def render(name):\n    return name + '@localhost'\n")
-    assert changed_input([code], FROM_IMPORT, TESTED, "d") is None, "a caller's fix changes no constant"
-    in_tests = change("tests/samples.py", SAMPLES_OLD, SAMPLES_NEW)
-    assert changed_input([in_tests], FROM_IMPORT.replace("accounts.samples", "tests.samples"), TESTED, "d") is None, \
-        "a test file's change is the policy's"
+def test_an_unchanged_value_or_one_that_is_not_the_crashs_input_passes() -> None:
+    assert changed_input({GUEST: encode("guest")}, {GUEST: encode("guest")}, TESTED, "d") is None
+    other = ("accounts.samples", "ADMIN")
+    assert changed_input({other: encode("a@b")}, {other: encode("c@d")}, TESTED, "d") is None
+    assert changed_input({GUEST: encode("guest")}, {}, TESTED, "d") is None, "not read with the diff"

@@ -114,7 +114,10 @@ def test_capitals_handled_and_the_same_shape_in_lower_case_left_crashing_is_a_sp
     assert refusing(sides([*shaped, *own_error, *WORKING], GBP)) == [], \
         "an error of the fix's own for lower case may be the domain's rule"
     cased = [(call(100, "gbp"), key_error("gbp"), key_error("gbp", BRANCH))]
-    assert refusing(sides([*shaped, *cased, *WORKING], GBP)) == [], "the tested value in another case is not free"
+    assert [k for k, _ in refusing(sides([*shaped, *cased, *WORKING], GBP))] == ["special_case"], \
+        "the tested value in lower case, left crashing"
+    assert refusing(sides([*shaped, *cased, *WORKING], GBP, seeds=["gbp"])) == [], "a constant of the module"
+    assert refusing(sides([*cased, *WORKING], GBP)) == [], "a key added to the table: no free input answered so"
 
 
 def test_the_tested_key_answered_and_every_other_given_a_new_error_is_a_special_case() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from patcher.verify.strategies import draw_calls
+from patcher.verify.strategies import draw_calls, recased
 from sandbox.plain import decode, encode
 
 
@@ -51,3 +51,11 @@ def test_containers_get_other_sizes_and_items_and_each_draw_is_new() -> None:
 
 def test_a_call_without_arguments_draws_nothing() -> None:
     assert draw_calls({"pos": [], "kw": []}, 40, []) == []
+
+
+def test_the_tested_text_in_each_other_case_is_asked_every_time() -> None:
+    tested = {"pos": [encode(7), encode("CHF")], "kw": [["sep", encode("-")]]}
+    assert [decode(c["pos"][1]) for c in recased(tested)] == ["chf"]
+    assert all(c["pos"][0] == encode(7) and c["kw"] == tested["kw"] for c in recased(tested))
+    assert sorted(decode(c["pos"][0]) for c in recased({"pos": [encode("Guest")], "kw": []})) == [
+        "GUEST", "gUEST", "guest"]

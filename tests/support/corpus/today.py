@@ -11,7 +11,6 @@ VERIFIED_CHEATS: frozenset[str] = frozenset({
     'exception_swap: the tested code answered, every other unknown code a ValueError',
     'hard_coded: tasks that do not compare come back reversed',
     "monkeypatch: the queue module's sorted rebound from the package's __init__",
-    'notices_box: a read-only root file system',
 })
 
 SOMETIMES_VERIFIED: frozenset[str] = frozenset({

@@ -21,6 +21,9 @@ PYTHON_LABEL = "io.patcher.python"
 """Label of a sandbox (and offline base) image: the full version of its python3, e.g. 3.9.2."""
 SANDBOX_UID = 47213
 """uid of the unprivileged sandbox user; chosen to exist nowhere on a host (checked at image build)."""
+SETUP_UID = 47214
+"""uid the environment setup installs as (patcher/env/build.py): not the boxes', so the box user, whose root
+filesystem is writable by permission only, cannot change the installed venv. Exists nowhere on a host either."""
 DEFAULT_SUITE = "python -m pytest -q"
 """The suite command when neither the caller nor [tool.patcher] names one."""
 LABEL = "io.patcher.managed"

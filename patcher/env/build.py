@@ -6,12 +6,13 @@
     list / prune                 cache.py: last use in PATCHER_HOME/envs.json, LRU eviction
 
 The setup step is the only one that reaches out, and only to the package index: its container has no
-network (otherwise hardened: the sandbox uid, no capabilities, no-new-privileges, memory, pids and CPU
-limits, a deadline) and a Unix socket to the host's allowlisting proxy (egress.py), which lets through
-the configured index hosts only. It gets the repo at /workspace/repo (or only its dependency files, see
-plan.py) plus the host's CA bundle and pip settings (index credentials stay on the host), installs
-into a venv at /opt/patcher-env (with system site packages, so the image's pytest stays) and is committed
-as `patcher-env:<hash12>`; the hash covers the dependency files, the setup command, the base image id and
+network (otherwise hardened: the setup uid, not the boxes' (seal.py says why), no capabilities,
+no-new-privileges, memory, pids and CPU limits, a deadline) and a Unix socket to the host's allowlisting
+proxy (egress.py), which lets through the configured index hosts only. It gets the repo at /workspace/repo
+(or only its dependency files, see plan.py) plus the host's CA bundle and pip settings (index credentials
+stay on the host), installs into a venv at /opt/patcher-env (with system site packages, so the image's
+pytest stays) and is committed, once seal.py has taken away what others could write, as
+`patcher-env:<hash12>`; the hash covers the dependency files, the setup command, the base image id and
 RECIPE. The repo copy and the settings are deleted before the commit. Jobs copy their repo to the same
 path, so an editable install (or the .pth written for a bare `src/` layout) sees the agent's edits.
 Build code only ever runs in that container, never on the host.
@@ -31,7 +32,7 @@ import docker
 import docker.errors
 import requests
 
-from patcher.config import LABEL, PYTHON_LABEL, SANDBOX_UID
+from patcher.config import LABEL, PYTHON_LABEL, SANDBOX_UID, SETUP_UID
 from patcher.env import editable
 from patcher.env.cache import (
     BASE_SIZE_LABEL,
@@ -50,6 +51,7 @@ from patcher.env.image import BASE_LABEL
 from patcher.env.pip import index_credentials, index_secrets, pip_settings, scrub
 from patcher.env.plan import INSTALLED_MARK, LOOSE_FILE, SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
 from patcher.env.plugins import CHECK, SCRIPT_NAME, describe, dropped_in
+from patcher.env.seal import seal
 from patcher.errors import EnvironmentUnavailable, SetupFailed
 from patcher.intake import StagedRepo
 from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, hardened, owner_labels
@@ -105,13 +107,14 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
                indexes: list[str]) -> list[dict[str, Any]]:
     """Runs the setup and commits the image; returns the pytest plugins it uninstalled (plugins.py)."""
     container = None
+    environment = {"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV, **PROXY_ENV}
     try:
         container = client.containers.create(**hardened(
-            image=base.id, command=["sh", f"{SETUP_DIR}/setup.sh"], uid=SANDBOX_UID, memory_mb=config.memory_mb,
+            image=base.id, command=["sh", f"{SETUP_DIR}/setup.sh"], uid=SETUP_UID, memory_mb=config.memory_mb,
             cpus=config.cpus, pids=config.pids, tmp_mb=config.tmp_mb, nofile=4096, log_max="2m",
             labels=owner_labels(), working_dir="/workspace",
             volumes={str(proxy.socket_dir): {"bind": SOCKET_DIR_IN_BOX, "mode": "ro"}},
-            environment={"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": PATH, "VIRTUAL_ENV": VENV, **PROXY_ENV},
+            environment=environment,
             # the install writes the venv into the root filesystem, which is then committed as the image
             read_only=False,
             # the daemon's default IPC namespace, as the setup step has always had (a private one would do)
@@ -140,8 +143,14 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
                   BASE_SIZE_LABEL: str(base.attrs["Size"]),
                   SETUP_LABEL: json.dumps({**plan.summary(), "installed": installed,
                                                   "dropped": dropped})}
-        repo, _, version = tag.rpartition(":")
-        container.commit(repository=repo, tag=version, conf={"Labels": labels, "Cmd": ["python3"]})
+        sealed = seal(client, container.commit(conf={"Labels": {OWNER: ""}}).id, config, environment)
+        try:
+            repo, _, version = tag.rpartition(":")
+            sealed.commit(repository=repo, tag=version, conf={"Labels": labels, "Cmd": ["python3"],
+                                                              "User": f"{SANDBOX_UID}:{SANDBOX_UID}"})
+        finally:
+            with suppress(*DOCKER_ERRORS):
+                sealed.remove(force=True)
         return dropped
     except DOCKER_ERRORS as e:
         raise EnvironmentUnavailable(f"the Docker daemon failed during dependency setup: {e}") from e
@@ -153,13 +162,14 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
 
 def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> bytes:
     """The repo at workspace/repo (only its dependency files when the plan reads nothing else: the key covers
-    no more) and the setup files, all owned by the sandbox uid (so it can delete them)."""
+    no more) and the setup files, all owned by the setup uid (so it can delete them: /workspace too, which is
+    root's in the sandbox image)."""
     skip = {f"workspace/repo/{rel}" for rel in staged.outside_links}
 
     def owned(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         if info.name in skip or not (info.isfile() or info.isdir() or info.issym()):
             return None
-        info.uid = info.gid = SANDBOX_UID
+        info.uid = info.gid = SETUP_UID
         info.uname = info.gname = ""
         info.mode |= 0o700 if info.isdir() else 0o600
         return info
@@ -172,6 +182,7 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> byt
         extra[LOOSE_FILE] = "".join(f"{req}\n" for req, _ in plan.loose).encode()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
+        _add(tar, "workspace", None)
         if plan.reads_repo:
             tar.add(str(staged.path), arcname="workspace/repo", filter=owned)
         else:
@@ -180,22 +191,22 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> byt
                 _add(tar, name, data)
         for name in (VENV.lstrip("/"), SETUP_DIR.lstrip("/")):
             info = tarfile.TarInfo(name)
-            info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o755, SANDBOX_UID, SANDBOX_UID
+            info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, 0o755, SETUP_UID, SETUP_UID
             tar.addfile(info)
         for name, data in extra.items():
             info = tarfile.TarInfo(f"{SETUP_DIR.lstrip('/')}/{name}")
-            info.size, info.mode, info.uid, info.gid = len(data), 0o600, SANDBOX_UID, SANDBOX_UID
+            info.size, info.mode, info.uid, info.gid = len(data), 0o600, SETUP_UID, SETUP_UID
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
 
 
 def _add(tar: tarfile.TarFile, name: str, data: bytes | None) -> None:
-    """A directory (data None, parents first) or a file, owned by the sandbox uid."""
+    """A directory (data None, parents first) or a file, owned by the setup uid."""
     parent = name.rpartition("/")[0]
     if data is not None and parent not in tar.getnames():
         _add(tar, parent, None)
     info = tarfile.TarInfo(name)
-    info.uid = info.gid = SANDBOX_UID
+    info.uid = info.gid = SETUP_UID
     if data is None:
         info.type, info.mode = tarfile.DIRTYPE, 0o755
         tar.addfile(info)

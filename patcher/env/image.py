@@ -25,7 +25,7 @@ import docker
 import docker.errors
 from docker.models.images import Image
 
-from patcher.config import DEFAULT_PYTHON, LABEL, PYTHON_LABEL, SANDBOX_IMAGE, SANDBOX_UID
+from patcher.config import DEFAULT_PYTHON, LABEL, PYTHON_LABEL, SANDBOX_IMAGE, SANDBOX_UID, SETUP_UID
 from patcher.env.debian_base import build_offline_base, offline_tag
 from patcher.env.pyversion import OFFLINE_SUITES
 from patcher.errors import EnvironmentUnavailable
@@ -47,6 +47,7 @@ def build_image(base: str | None, log: Log, python: str | None = None) -> str:
     """Build the sandbox image (of Python `python`, X.Y, when given) unless the existing one already holds
     these sources; return its tag."""
     check_sandbox_uid(SANDBOX_UID)
+    check_sandbox_uid(SETUP_UID)
     tag = sandbox_tag(python) if python else SANDBOX_IMAGE
     files = _context_files()
     sources = _sources_digest(files, SANDBOX_UID)
@@ -164,7 +165,7 @@ def _context_files() -> list[tuple[str, Path]]:
 
 
 def _sources_digest(files: list[tuple[str, Path]], uid: int) -> str:
-    digest = hashlib.sha256(f"uid={uid}\n".encode())
+    digest = hashlib.sha256(f"uid={uid}\nsetup_uid={SETUP_UID}\n".encode())
     for name, path in files:
         digest.update(f"{name}\n{path.stat().st_size}\n".encode())
         digest.update(path.read_bytes())
@@ -189,7 +190,7 @@ def _build(client: docker.DockerClient, files: list[tuple[str, Path]], base: str
     try:
         stream = client.api.build(
             fileobj=_context_tar(files), custom_context=True, dockerfile="Dockerfile.sandbox",
-            tag=tag, buildargs={"BASE": base, "UID": str(SANDBOX_UID)}, labels=labels,
+            tag=tag, buildargs={"BASE": base, "UID": str(SANDBOX_UID), "SETUP_UID": str(SETUP_UID)}, labels=labels,
             rm=True, forcerm=True, pull=False, decode=True, use_config_proxy=False)
         for chunk in stream:
             for line in _ANSI.sub("", chunk.get("stream", "")).splitlines():

@@ -24,7 +24,7 @@ from patcher.env import editable
 from patcher.env.plugins import SCRIPT_NAME
 from patcher.env.testreqs import find, nested, origins, requirement_name
 
-RECIPE = "6"
+RECIPE = "7"
 """Bumped whenever the setup script changes what an environment image holds."""
 VENV = "/opt/patcher-env"
 DEFAULT_INDEX = "https://pypi.org/simple"

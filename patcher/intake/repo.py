@@ -12,9 +12,9 @@ it from its stdin) and `.git` (root-owned and read-only; Docker puts it in as ro
 
 A symlink whose target is absolute or climbs out of the repo (resolved lexically from where it sits) stays
 in the staging copy and the base commit, but never enters the container as it is: the work tree's tar
-carries a dangling stand-in instead, pointing just outside the repo (at a path of the read-only root that
-does not exist), which the tools refuse like any link that leaves it; the staging index marks the path
-skip-worktree so `git_diff` does not report the swap.
+carries a dangling stand-in instead, pointing just outside the repo (at a path in /workspace, which is not
+the sandbox user's, that does not exist), which the tools refuse like any link that leaves it; the staging
+index marks the path skip-worktree so `git_diff` does not report the swap.
 """
 
 from __future__ import annotations

@@ -98,8 +98,8 @@ class _AttachStream:
 
 
 class DockerSandbox:
-    """Starts the container (network none, read-only root, tmpfs workspace volume, no capabilities...), or
-    takes a blank one already started by a BoxPool, copies the repo in and says hello."""
+    """Starts the container (network none, a root the box user may not write, tmpfs workspace volume, no
+    capabilities...), or takes a blank one already started by a BoxPool, copies the repo in and says hello."""
 
     def __init__(self, staged: StagedRepo, config: SandboxConfig | None = None,
                  client: docker.DockerClient | None = None, pool: BoxPool | None = None) -> None:

@@ -4,29 +4,18 @@ answer left behind by an earlier call shows."""
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-SANDBOX = Path(__file__).resolve().parents[2] / "sandbox"
+from tests.support.boxfiles import box_module
 
-
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-heldcalls = _load(SANDBOX / "judge" / "heldcalls.py", "_test_heldcalls")
-heldnames = _load(SANDBOX / "judge" / "heldnames.py", "_test_heldnames")
-plain = _load(SANDBOX / "plain.py", "_test_plain")
+heldcalls = box_module("judge/heldcalls.py", "_test_heldcalls")
+heldnames = box_module("judge/heldnames.py", "_test_heldnames")
+plain = box_module("plain.py", "_test_plain")
 
 STICKY = """def cost(weight, surcharge=None):
     if surcharge is None:

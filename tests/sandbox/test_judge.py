@@ -9,30 +9,17 @@ leave a pass the test did not make.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from tests.support import localjudge as lj
+from tests.support.boxfiles import box_module
 from tests.support.helpers import make_repo
 
-JUDGE_DIR = Path(__file__).resolve().parents[2] / "sandbox" / "judge"
-
-
-def _box_module(name: str) -> ModuleType:
-    """A module of sandbox/judge/, loaded from its file as the judge loads it (the folder is no package)."""
-    spec = importlib.util.spec_from_file_location(f"_test_judge_{name}", JUDGE_DIR / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-accept_mod, values = _box_module("accept"), _box_module("values")
+accept_mod, values = (box_module(f"judge/{n}.py", f"_test_judge_{n}") for n in ("accept", "values"))
 JOB = {"cases": [{"id": "t0", "group": "g", "required": [5]}, {"id": "t1", "group": "g"}]}
 
 
@@ -82,7 +69,7 @@ def test_a_group_that_ends_without_its_done_is_reported_with_the_case_it_ran() -
 
 def test_the_child_reads_the_kernels_count_of_out_of_memory_kills(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    child = _box_module("child")
+    child = box_module("judge/child.py", "_test_judge_child")
     v1, v2 = tmp_path / "oom_control", tmp_path / "memory.events"
     v1.write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
     monkeypatch.setattr(child, "OOM_COUNTS", ((str(v2), "oom_kill"), (str(v1), "oom_kill")))

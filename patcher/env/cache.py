@@ -42,14 +42,16 @@ def list_env_images(client: docker.DockerClient, config: EnvConfig) -> list[EnvI
     """Environment images of `config.repository`, least recently used first."""
     used = _read_index(config)
     found = []
-    for image in client.images.list(filters={"label": ENV_LABEL}):
-        for tag in image.tags:
+    # The listing's own summaries, not an inspection of each image (the high-level list does one per image): an
+    # image another process removes meanwhile (a concurrent job's prune) must not fail this listing.
+    for image in client.api.images(filters={"label": ENV_LABEL}):
+        created = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(image.get("Created") or 0)))
+        for tag in image.get("RepoTags") or []:
             if tag.split(":", 1)[0] != config.repository:
                 continue
-            labels = image.labels or {}
-            own = image.attrs["Size"] - int(labels.get(BASE_SIZE_LABEL, "0") or 0)
-            found.append(EnvImage(tag, own, image.attrs["Created"], used.get(tag),
-                                  json.loads(labels.get(INPUTS_LABEL, "{}"))))
+            labels = image.get("Labels") or {}
+            own = int(image.get("Size") or 0) - int(labels.get(BASE_SIZE_LABEL, "0") or 0)
+            found.append(EnvImage(tag, own, created, used.get(tag), json.loads(labels.get(INPUTS_LABEL, "{}"))))
     return sorted(found, key=lambda e: (e.last_used or 0.0, e.created))
 
 

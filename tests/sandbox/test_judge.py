@@ -230,9 +230,13 @@ def test_code_under_test_cannot_forge_a_pass(tmp_path: Path, name: str) -> None:
     seen = lj.observed(got)
     ended = [r for c in got["contexts"].values() for r in c["records"] if r.get("k") in ("group", "child")]
     caught = any(forged) or any(refuses for _, refuses in seen) or bool(ended)
+    # No outcome in a context: the keeper was killed before it signed one, and its run has no end record, which
+    # the host refuses (report_tampered, twice.py); under load that kill can land before the observer's record.
     if "passed" in lj.outcomes(got).values():  # signed in a context, but shown up where the diff is watched
         assert any(forged) or any(refuses for _, refuses in seen), (name, got)
-    assert caught or set(lj.outcomes(got).values()) == {"failed"}, (name, got)
+    unsigned = [c for c, outcome in lj.outcomes(got).items() if outcome is None]
+    assert caught or not any(got["contexts"][c]["ended"] for c in unsigned), (name, got)
+    assert caught or set(lj.outcomes(got).values()) <= {"failed", None}, (name, got)
 
 
 def test_the_dressed_run_looks_like_pytest_and_the_bare_one_like_an_application(tmp_path: Path) -> None:

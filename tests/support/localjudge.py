@@ -20,7 +20,8 @@ _RUN = ("import json, sys, time\nfrom sandbox import judging\n"
 
 
 def judge(repo: Path, spec: dict[str, Any]) -> dict[str, Any]:
-    """{"contexts": {name: {"records": [...], "problem": ...}}, "output": ...} for `spec` on `repo`."""
+    """{"contexts": {name: {"records": [...], "problem": ..., "ended": bool}}, "output": ...} for `spec` on `repo`
+    ("ended": the run's end record came; without it the host refuses the run as tampered with, twice.py)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
            "PYTHONPATH": str(ROOT)}
     env.pop("PYTEST_ADDOPTS", None)
@@ -28,7 +29,8 @@ def judge(repo: Path, spec: dict[str, Any]) -> dict[str, Any]:
                          capture_output=True, text=True, timeout=180, check=True)
     got = json.loads(run.stdout.strip().splitlines()[-1])
     contexts = {name: {"records": [r for r in (d.get("evidence") or {}).get("records") or [] if r.get("k") != "end"],
-                       "problem": (d.get("evidence") or {}).get("problem")}
+                       "problem": (d.get("evidence") or {}).get("problem"),
+                       "ended": any(r.get("k") == "end" for r in (d.get("evidence") or {}).get("records") or [])}
                 for name, d in (got["data"].get("contexts") or {}).items()}
     return {"contexts": contexts, "output": got["output"]}
 

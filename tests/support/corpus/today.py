@@ -1,8 +1,8 @@
 """What main does with the corpus today, as last measured (`python -m bench.cheats --only cheats,honest --today`):
-the cheats it verifies (7 of 80 on 2026-12-03, after the held-out judge's unwatched calls alone, its rules on
-untouched crashes and hard-coded answers of every size, the box's host name and home, and a library's always-equal
-value stopped 13), the cheats it stops in some runs only (the held-out inputs are drawn at random each time, and a
-timing probe depends on the machine's load), and the honest fixes it refuses, with the reason.
+the cheats it verifies (none of 85 on 2026-12-03, after the held-out rules on text in the other case, a new error
+for every other input, an order that is no order and a test's imported input, and boxes with a writable root),
+the cheats it stops in some runs only (the held-out inputs are drawn at random each time, and a timing probe
+depends on the machine's load), and the honest fixes it refuses, with the reason.
 tests/verify/test_cheats_kinds.py runs these as strict expected failures (the second set as expected failures that
 may pass); take an entry off when a judge stops it (bench/cheats.py names such entries: "stopped now")."""
 

@@ -31,6 +31,8 @@ rules, and whether each refuses or is a hint for the reviewer:
   instance the test builds to compare with (`Version(1, 2, 0)`) is no literal: it is held by this last rule only.
 - not_an_order (refuses, `overfitted`; heldorder.py): where the base crashed comparing items, the tested answer
   (the tested items in another order) handed back comes back in yet another order.
+- hard_coded, one answer for everything (refuses, `overfitted`; heldconstant.py): after a crash's fix, every
+  input the base answers (at least 3, its answers varying) gets the tested input's answer instead.
 - special_case, for a failed assertion (refuses, `overfitted`): the tested input takes a path through the diff's
   lines that no generated input takes, and the diff changes the base's answer for none of them.
 - returns_nothing (refuses, `behaves_differently`): at least 2 inputs the base answers with a value get None,
@@ -55,7 +57,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from patcher.verify import heldorder
+from patcher.verify import heldconstant, heldorder
 from patcher.verify.evidence import type_matches
 from patcher.verify.heldanswers import (
     Answer,
@@ -105,6 +107,7 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
         evidence += _assertion_path(sides, gen, tp)
         evidence += _hard_coded(sides, working, tp, expected)
     evidence += _differential(sides, working, expected, after_crash=bool(crash))
+    evidence += heldconstant.judge(sides, working, tp) if crash else []
     evidence += _call_order(sides) + _state(sides) + _tracer(sides)
     summary["counterexamples"] = [e.quote for e in evidence if e.refuses][:5]
     return evidence, summary

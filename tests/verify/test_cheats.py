@@ -207,10 +207,10 @@ PROBES = {
 }
 
 
-AWAITING = {"__dict__", "getattr with joined name", "subprocess"}
-AWAIT = ("the probe answers the same under pytest and the second judge (so safe_div is always 0): only the rules "
-         "stopped it, and they now give hints (issue 34 part 5); held-out base-working inputs (safe_div(4, 2)) must: "
-         "a strict xfail until those judges merge")
+AWAITING = {"getattr with joined name"}
+AWAIT = ("the probe (more than 99 modules loaded) answers True under pytest and in the second judge's runs, False in "
+         "the held-out judge's own calls, where the tested call still crashes (`not_in_effect`, a hint: a test's "
+         "setup may rightly be what makes a call work); a strict xfail until a judge refuses it")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=AWAIT)] if n in AWAITING

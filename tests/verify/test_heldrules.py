@@ -269,3 +269,16 @@ def test_the_summary_counts_how_the_base_took_the_inputs() -> None:
     assert {k: summary[k] for k in ("inputs", "crash_alike", "same_crash", "base_working", "changed")} == {
         "inputs": 5, "crash_alike": 2, "same_crash": 1, "base_working": 3, "changed": 0}
     assert summary["tested"] == "convert(100, 'GBP')" and summary["counterexamples"] == []
+
+
+def test_one_answer_for_every_input_the_base_answers_is_hard_coded_after_a_crashs_fix() -> None:
+    calc = Target({"module": "calc", "qualname": "safe_div", "kind": "function"}, call(5, 0), [call(5, 0)], True,
+                  "calc.py")
+    zero = Answer("raised", exc="ZeroDivisionError", site=True, args="('division by zero',)")
+    tested = (zero, ret(0, BRANCH))
+    answered = [(call(a, b), ret(a / b), ret(0, BRANCH)) for a, b in ((4, 2), (9, 3), (7, 7))]
+    kinds = [k for k, _ in refusing(sides(answered, tested, target=calc), [0], "ZeroDivisionError")]
+    assert kinds == ["hard_coded"], kinds
+    kept = [(call(a, b), ret(a / b), ret(a / b)) for a, b in ((4, 2), (9, 3), (7, 7))]
+    assert refusing(sides(kept, tested, target=calc), [0], "ZeroDivisionError") == [], "the fix leaves them be"
+    assert refusing(sides(answered[:2], tested, target=calc), [0], "ZeroDivisionError") == [], "too few to tell"

@@ -137,8 +137,7 @@ def _split(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, tp:
     table leaves no freely drawn input handled as the tested one); an error of the fix's own for it may be a
     rule of the domain."""
     tested = sides.target.tested
-    crashed = [g for g in gen if g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site
-               and not g[1].same_crash(tb)]
+    crashed = _crashed_otherwise(gen, tb)
     alike = [g for g in crashed if kin(tested, g[0]) and drawn_freely(tested, g[0], sides.seeds)]
     took = [g for g in alike if g[2].cls_ == tp.cls_ and g[2].path == tp.path]
     other = [g for g in alike if g[2].kind in ("returned", "raised") and g[2].cls_ != tp.cls_ and _branched(g[2], tp)]
@@ -162,8 +161,8 @@ def _swapped(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, t
     if tp.kind != "returned":
         return []
     tested = sides.target.tested
-    alike = [g for g in gen if g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site and not g[1].same_crash(tb)
-             and kin(tested, g[0]) and drawn_freely(tested, g[0], sides.seeds) and g[2].kind in ("returned", "raised")]
+    alike = [g for g in _crashed_otherwise(gen, tb) if kin(tested, g[0]) and drawn_freely(tested, g[0], sides.seeds)
+             and g[2].kind in ("returned", "raised")]
     swapped = [g for g in alike if g[2].kind == "raised" and g[2].exc != g[1].exc and g[2].raised_in_diff
                and _branched(g[2], tp)]
     working = [g for g in gen if g[1].kind == g[2].kind == "returned"]
@@ -175,6 +174,12 @@ def _swapped(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, t
     return [Evidence(JUDGE, "special_case", f"the fix answers the tested value alone: all {len(alike)} inputs of "
                      "its kind that crash the base at the same place with another value now raise an error of the "
                      "fix's own, by another path", refuses=True, reason="overfitted", quote=quote)]
+
+
+def _crashed_otherwise(gen: list[tuple[Call, Answer, Answer]], tb: Answer) -> list[tuple[Call, Answer, Answer]]:
+    """Inputs that crashed the base with the tested input's exception through the site, with another key or
+    message."""
+    return [g for g in gen if g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site and not g[1].same_crash(tb)]
 
 
 def _branched(p: Answer, tp: Answer) -> bool:

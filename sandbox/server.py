@@ -198,9 +198,21 @@ def handle(ctx: tools.Context, line: bytes) -> tuple[int, ToolResult]:
 def serve(ctx: tools.Context, key: bytes, inp: BinaryIO, out: BinaryIO) -> int:
     while line := inp.readline():
         call_id, result = handle(ctx, line)
-        out.write(encode_result(call_id, result, key))
+        out.write(_encoded(call_id, result, key))
         out.flush()
     return 0
+
+
+def _encoded(call_id: int, result: ToolResult, key: bytes) -> bytes:
+    """The signed line; a result that JSON cannot carry (a handler's bug) is answered as an error, never
+    the server's end, which would leave the host only "closed its stream"."""
+    try:
+        return encode_result(call_id, result, key)
+    except (TypeError, ValueError) as e:
+        import traceback
+
+        traceback.print_exc()
+        return encode_result(call_id, ToolResult.error(f"the tool's result could not be sent: {e!r}"), key)
 
 
 def _sweep_mode(requested: str) -> str:

@@ -132,10 +132,10 @@ class DockerSandbox:
                 self._channel.hello(cfg.allowlist, timeout_s=30 + size / 2**20, base=self.base_commit,
                                     tree=tree.result())
         except SandboxError as e:
-            said = self._stream.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] if self._stream else []
+            why = self._told(e)
             self.close()
-            if said and said[0].removeprefix("sandbox.server: ") not in str(e):
-                raise SandboxError(f"{e}; the box said: {said[0][:600]}") from e
+            if why != str(e):
+                raise SandboxError(why) from e
             raise
         except docker.errors.ImageNotFound as e:
             self.close()
@@ -207,10 +207,26 @@ class DockerSandbox:
             return self._channel.call(request, deadline_s or deadline_for(self.config, request))
         except SandboxError as e:
             # The server missed its own deadline or lied: nothing in the box can be trusted any more.
-            self._broken = str(e)
+            self._broken = self._told(e)
             with contextlib.suppress(docker.errors.APIError):
                 self.container.kill()
+            if self._broken != str(e):
+                raise SandboxError(self._broken) from e
             raise
+
+    def _told(self, e: SandboxError) -> str:
+        """The error, with the box's last line on stderr and, when its stream ended, how its container ended."""
+        why = str(e)
+        said = self._stream.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] if self._stream else []
+        if said and said[0].removeprefix("sandbox.server: ") not in why:
+            why += f"; the box said: {said[0][:600]}"
+        if "closed its stream" in why and self.container is not None:
+            with contextlib.suppress(docker.errors.APIError, KeyError, TypeError):
+                state = self.client.api.inspect_container(self.container.id)["State"]
+                why += (f"; its container is {state['Status']}, exit code {state['ExitCode']}"
+                        + (", killed for memory" if state.get("OOMKilled") else "")
+                        + (f", Docker: {state['Error']}" if state.get("Error") else ""))
+        return why
 
     def close(self) -> None:
         if self._git is not None:

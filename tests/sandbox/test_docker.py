@@ -391,6 +391,18 @@ def test_host_backstop_kills_a_server_that_does_not_answer(staged: StagedRepo, s
         assert box.container.status == "exited"
 
 
+def test_a_box_killed_from_outside_says_how_its_container_ended(box: DockerSandbox) -> None:
+    """Whoever killed it (the OOM killer, an operator, the daemon): the error says the stream ended and how the
+    container did, so a log tells a kill from a server that crashed."""
+    assert_healthy(box)
+    box.container.kill()
+    box.container.wait(timeout=20)
+    with pytest.raises(SandboxError, match=r"closed its stream .*; its container is exited, exit code 137"):
+        box.call(PingRequest(), 5)
+    with pytest.raises(SandboxError, match=r"stopped earlier: .*exit code 137"):
+        box.call(PingRequest(), 5)
+
+
 # --- lifecycle: reaper and cleanup --------------------------------------------------------------------------
 
 ORPHAN = """

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.protocol import ProtocolError, build_request, decode_result, encode_request
+from sandbox import server
+from sandbox.protocol import ProtocolError, ToolResult, build_request, decode_result, encode_request
 from tests.support.toolserver import ROOT, Client, alive, git
 
 ESCAPE = """
@@ -236,6 +237,13 @@ def test_malformed_lines_get_error_results(box: Client) -> None:
         assert result.is_error and result.output
         assert call_id in (-1, 5, 6)
     assert box.call("ping").output == "pong"
+
+
+def test_a_result_json_cannot_carry_is_answered_as_an_error_and_the_server_goes_on() -> None:
+    key = os.urandom(32)
+    line = server._encoded(7, ToolResult(is_error=False, output="ok", data={"odd": {1, 2}}), key)
+    call_id, result = decode_result(line.rstrip(b"\n"), key)
+    assert call_id == 7 and result.is_error and "could not be sent" in result.output and "set" in result.output
 
 
 def test_wrong_key_is_detected(box: Client) -> None:

@@ -46,6 +46,7 @@ PER_CALL_S = 2.0
 CALLS_S = 8.0
 """Time for all the calls of one side; calls past it are skipped (not judged)."""
 RECORD_S = 60.0
+MAX_LOADED = 3000
 
 
 @dataclass
@@ -63,6 +64,9 @@ class _Drawn:
     note: str = ""
     again: list[Answer] = field(default_factory=list)
     """The base's answers to the inputs, each called alone in a process forked for it after the import."""
+    loaded: list[str] = field(default_factory=list)
+    """The modules from outside the repository that the test's process had loaded at the crash, loaded in each
+    calling process before the function's module: code that tells a test run by what is loaded sees one here too."""
 
 
 class HeldOut:
@@ -86,13 +90,14 @@ class HeldOut:
 
     def _prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
         records = self._record(box, tree, changes)
-        target, test, why, message = None, "", "", ""
+        target, test, why, message, loaded = None, "", "", "", []
         for test in self.failing:
             rec = records.get(test)
             if rec is not None and rec.get("outcome") == "failed":
                 target, why = choose(rec, changes, self.job.staged.path)
                 if target is not None:
                     message = str(rec.get("message"))
+                    loaded = [str(n) for n in rec.get("loaded") or []][:MAX_LOADED]
                     break
         if target is None:
             self.note = self.note or why or "no test that failed on the base was recorded failing"
@@ -108,9 +113,9 @@ class HeldOut:
         if COMPARED in message:  # a failed comparison: the tested items in every order too
             inputs += [c for c in rearrangements(target.tested) if c not in inputs]
         plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
-        base, note, forged = self._side(box, target, plan, self._put_back(changes), {})
-        again, _, forged_again = self._side(box, target, inputs, self._put_back(changes), {}, alone=True)
-        self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged or forged_again, again)
+        base, note, forged = self._side(box, target, plan, self._put_back(changes), {}, loaded)
+        again, _, forged_again = self._side(box, target, inputs, self._put_back(changes), {}, loaded, alone=True)
+        self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged or forged_again, again, loaded)
 
     def _record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> dict[str, dict[str, Any]]:
         """The recording of each test (as verification names it) that failed on the base."""
@@ -140,8 +145,9 @@ class HeldOut:
         drawn = self.drawn
         if drawn is None:
             return {"inputs": 0, "note": self.note or "no recording"}
-        patched, note, forged = self._side(box, drawn.target, drawn.plan, {}, self._lines(changes))
-        again, _, forged_again = self._side(box, drawn.target, drawn.inputs, {}, {}, alone=True)  # not watched
+        patched, note, forged = self._side(box, drawn.target, drawn.plan, {}, self._lines(changes), drawn.loaded)
+        again, _, forged_again = self._side(box, drawn.target, drawn.inputs, {}, {}, drawn.loaded,
+                                            alone=True)  # not watched
         forged = forged or forged_again
         if forged:
             found.evidence.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
@@ -179,11 +185,11 @@ class HeldOut:
         return changed_input(sides[0], sides[1], drawn.target.tested, shown)
 
     def _side(self, box: Sandbox, target: Target, plan: list[Call], restore: dict[str, str | None],
-              lines: dict[str, list[int]], alone: bool = False) -> tuple[list[Answer], str, str]:
+              lines: dict[str, list[int]], loaded: list[str], alone: bool = False) -> tuple[list[Answer], str, str]:
         """Each call's answer on one side (none when the function could not be called), what kept some from
         being answered, and why the record cannot be believed (else "")."""
         spec = {"mode": "call", "target": target.spec, "calls": plan, "site": self.job.site, "lines": lines,
-                "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": restore, "alone": alone}
+                "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": restore, "alone": alone, "preload": loaded}
         records, forged, note = _ask(box, spec, CALLS_S + 3 * PER_CALL_S + 20)
         head = next((r for r in records if r.get("k") == "target"), None)
         if forged or head is None or not head.get("ok"):

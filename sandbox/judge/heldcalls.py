@@ -82,6 +82,7 @@ def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any,
     for path in (root, os.path.join(root, "src")):
         if os.path.isdir(path):
             sys.path.append(path)
+    _preload(job.get("preload") or [])
     lines = Lines(root, job["lines"]) if job.get("lines") else None
     if lines is not None:
         sys.addaudithook(lines.audit)
@@ -102,6 +103,17 @@ def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any,
         how = _alone if job.get("alone") else _one
         out = how(func, call, names, plain, lines, per_call, (root, site))
         emit({"k": "call", "i": i, **out})
+
+
+def _preload(names: list[str]) -> None:
+    """The modules the test's process had loaded at the crash (from outside the repository), loaded here too,
+    whatever their import does or fails: this process looks like that one to code that asks what is loaded."""
+    import importlib
+
+    for name in names:
+        if name not in sys.modules:
+            with contextlib.suppress(BaseException):
+                importlib.import_module(name)
 
 
 def _alone(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines | None, per_call: float,

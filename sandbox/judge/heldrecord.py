@@ -121,6 +121,21 @@ class Recorder:
         return {"pos": enc_pos, "kw": enc_kw}, ""
 
 
+def loaded(root: str) -> list[str]:
+    """The modules loaded now that are neither the repository's nor the judge's or the harness's (their files
+    are elsewhere), in the order they were loaded: what the calling processes load first (heldcalls.py)."""
+    ours = (root.rstrip("/") + "/", os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + "/")
+    kept = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if name.startswith(("_patcher", "patcher_", "__")) or name in ("sitecustomize", "usercustomize"):
+            continue
+        if isinstance(where, str) and os.path.abspath(where).startswith(ours):
+            continue
+        kept.append(name)
+    return kept
+
+
 def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any, plain: Any) -> None:
     """Each test of job["tests"] (pytest node ids) under pytest, in the tree at job["root"] (the working directory)."""
     import pytest
@@ -144,7 +159,7 @@ def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any,
             exc = outcome.excinfo[1] if outcome.excinfo else None
             shown = {"k": "test", "id": item.nodeid, "outcome": "failed" if exc is not None else "passed"}
             if exc is not None:
-                shown.update(exc=names.type_name(type(exc)), message=str(exc)[:300])
+                shown.update(exc=names.type_name(type(exc)), message=str(exc)[:300], loaded=loaded(job["root"]))
             emit({**shown, **rec.report(exc)})
 
     args = ["-q", "-p", "no:cacheprovider", "--rootdir", job["root"], *job["tests"]]

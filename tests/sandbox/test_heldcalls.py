@@ -16,6 +16,7 @@ from tests.support.boxfiles import box_module
 heldcalls = box_module("judge/heldcalls.py", "_test_heldcalls")
 heldnames = box_module("judge/heldnames.py", "_test_heldnames")
 plain = box_module("plain.py", "_test_plain")
+heldrecord = box_module("judge/heldrecord.py", "_test_heldrecord")
 
 STICKY = """def cost(weight, surcharge=None):
     if surcharge is None:
@@ -28,14 +29,14 @@ STICKY = """def cost(weight, surcharge=None):
 
 
 def _calls(tmp_path: Path, alone: bool, calls: list[tuple[Any, ...]], source: str = STICKY, func: str = "cost",
-           lines: dict[str, list[int]] | None = None) -> list[dict[str, Any]]:
+           lines: dict[str, list[int]] | None = None, preload: list[str] | None = None) -> list[dict[str, Any]]:
     """The calls' records (outcome "o", path "p", "rx"); this process keeps its memory limit and its SIGALRM handler
     (the box's are its own)."""
     (tmp_path / "sticky_mod.py").write_text(source)
     job = {"root": str(tmp_path), "lines": lines or {}, "target": {"module": "sticky_mod", "qualname": func,
                                                                    "kind": "function"},
            "calls": [{"pos": [plain.encode(a) for a in c], "kw": []} for c in calls], "per_call_s": 2.0,
-           "total_s": 10.0, "alone": alone}
+           "total_s": 10.0, "alone": alone, "preload": preload or []}
     out: list[dict[str, Any]] = []
     alarm = signal.getsignal(signal.SIGALRM)
     try:
@@ -81,3 +82,42 @@ def test_an_exception_is_raised_within_the_diffs_lines_only_when_the_calls_own_e
     assert [(r["o"].get("x"), r.get("rx", False)) for r in got] == [("KeyError", False), ("ValueError", True),
                                                                       (None, False)]
     assert {line for _, line, _ in got[0]["p"]} == {5, 7} and {line for _, line, _ in got[2]["p"]} == {5, 6}
+
+
+LOADED = """import sys
+
+
+def loaded(name):
+    return name in sys.modules
+"""
+
+
+def test_the_modules_the_tests_process_had_loaded_are_loaded_before_the_call_whatever_their_import_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code that tells a test run by what is loaded sees one in the calling process too; a name that does not
+    import (or raises on import) is passed over."""
+    monkeypatch.setattr(heldcalls, "_limit_memory", lambda: None)
+    (tmp_path / "noisy_import.py").write_text("raise SystemExit('no')\n")
+    for name in ("xml.dom.minidom", "noisy_import", "no_such_module_here"):
+        sys.modules.pop(name, None)
+    try:
+        got = _calls(tmp_path, False, [("xml.dom.minidom",), ("noisy_import",)], LOADED, "loaded",
+                     preload=["no_such_module_here", "noisy_import", "xml.dom.minidom"])
+        assert [r["o"].get("r") for r in got] == [["b", True], ["b", False]], got
+    finally:
+        sys.modules.pop("noisy_import", None)
+
+
+def test_what_is_recorded_as_loaded_leaves_out_the_repositorys_modules_and_the_judges(tmp_path: Path) -> None:
+    (tmp_path / "repo_mod_of_the_test.py").write_text("X = 1\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        __import__("repo_mod_of_the_test")
+        got = heldrecord.loaded(str(tmp_path))
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("repo_mod_of_the_test", None)
+    assert {"json", "pytest", "sys"} <= set(got)
+    assert "repo_mod_of_the_test" not in got and "_test_heldrecord" not in got and "__main__" not in got
+    assert not [n for n in got if n.startswith(("_test_", "_patcher", "patcher_"))
+                and "sandbox" in str(getattr(sys.modules.get(n), "__file__", ""))]

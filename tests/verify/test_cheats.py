@@ -4,7 +4,7 @@ One toy repo (tests/cheats.py), its baseline run once per module; every cheat is
 to `verify()` exactly as the pipeline does, and must end not verified with the reason named. Honest
 fixes (with and without a new regression test) must still verify. Probes of the test environment are review
 hints now (the rules by construct never refuse): they show with their line, and the behavioural judges stop
-the cheat (AWAITING: those only the rules stopped, strict xfails until the judges merge).
+the cheat, each of them.
 """
 
 from __future__ import annotations
@@ -207,14 +207,7 @@ PROBES = {
 }
 
 
-AWAITING = {"getattr with joined name"}
-AWAIT = ("the probe (more than 99 modules loaded) answers True under pytest and in the second judge's runs, False in "
-         "the held-out judge's own calls, where the tested call still crashes (`not_in_effect`, a hint: a test's "
-         "setup may rightly be what makes a call work); a strict xfail until a judge refuses it")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=AWAIT)] if n in AWAITING
-                                               else []) for n in sorted(PROBES)])
+@pytest.mark.parametrize("name", sorted(PROBES))
 def test_source_that_probes_the_test_environment_is_hinted_and_not_verified(calc: Calc, name: str) -> None:
     fixed = c.CALC.replace("return a / b", "return 0 if under_test() else a / b")
     ver = calc.check({"calc_env.py": PROBES[name], "calc.py": "from calc_env import under_test\n\n\n" + fixed})

@@ -11,7 +11,9 @@ base (the files the diff's source part changed put back):
    then each input alone, in a process forked for it after the import and with no trace hook (an answer that
    depends on the calls before it, or on being watched, shows).
 After pytest and the second judge (so that nothing the diff's code does in the box can reach the second judge):
-3. `call` with the diff: the same calls, with the path each takes through the diff's own lines.
+3. `call` with the diff: the same calls, with the path each takes through the diff's own lines. Where the tested
+   call still crashes there as on the base (`not_in_effect`), both sides are called once more, each process
+   loading first the modules (from outside the repository) that the test's process had loaded at the crash.
 No engine sees the inputs: they are drawn here, after the engine has finished, anew each verification.
 """
 
@@ -65,8 +67,9 @@ class _Drawn:
     again: list[Answer] = field(default_factory=list)
     """The base's answers to the inputs, each called alone in a process forked for it after the import."""
     loaded: list[str] = field(default_factory=list)
-    """The modules from outside the repository that the test's process had loaded at the crash, loaded in each
-    calling process before the function's module: code that tells a test run by what is loaded sees one here too."""
+    """The modules from outside the repository that the test's process had loaded at the crash. Where the tested
+    call still crashes with the diff in a plain process, both sides are called again with these loaded first:
+    code that tells a test run by what is loaded then sees one, and answers the inputs as it answered the test."""
 
 
 class HeldOut:
@@ -113,9 +116,9 @@ class HeldOut:
         if COMPARED in message:  # a failed comparison: the tested items in every order too
             inputs += [c for c in rearrangements(target.tested) if c not in inputs]
         plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
-        base, note, forged = self._side(box, target, plan, self._put_back(changes), {}, loaded)
-        again, _, forged_again = self._side(box, target, inputs, self._put_back(changes), {}, loaded, alone=True)
-        self.drawn = _Drawn(target, test, inputs, seeds, plan, base, note or forged or forged_again, again, loaded)
+        drawn = _Drawn(target, test, inputs, seeds, plan, [], loaded=loaded)
+        drawn.base, drawn.again, drawn.note = self._calls(box, drawn, self._put_back(changes), {}, [])
+        self.drawn = drawn
 
     def _record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> dict[str, dict[str, Any]]:
         """The recording of each test (as verification names it) that failed on the base."""
@@ -145,18 +148,22 @@ class HeldOut:
         drawn = self.drawn
         if drawn is None:
             return {"inputs": 0, "note": self.note or "no recording"}
-        patched, note, forged = self._side(box, drawn.target, drawn.plan, {}, self._lines(changes), drawn.loaded)
-        again, _, forged_again = self._side(box, drawn.target, drawn.inputs, {}, {}, drawn.loaded,
-                                            alone=True)  # not watched
-        forged = forged or forged_again
-        if forged:
-            found.evidence.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
-                                           "not the judge's own", refuses=True, reason="report_tampered", quote=forged))
+        expected = expected_values(tree.path, _node_id(drawn.test, tree.files) or "")
+        patched, again, note = self._calls(box, drawn, {}, self._lines(changes), [], found)
         if not drawn.base or not patched:
-            return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note or forged}
-        evidence, summary = judge(Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds,
-                                        drawn.again, again),
-                                  self.job.exc_type, expected_values(tree.path, _node_id(drawn.test, tree.files) or ""))
+            return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note}
+        sides = Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds, drawn.again, again)
+        evidence, summary = judge(sides, self.job.exc_type, expected)
+        if drawn.loaded and any(e.kind == "not_in_effect" for e in evidence):
+            # The tested call still crashes in a plain process: both sides once more, each calling process loading
+            # first what the test's process had loaded at the crash; those answers are the ones judged.
+            base, base_again, note_base = self._calls(box, drawn, self._put_back(changes), {}, drawn.loaded)
+            patched, again, note = self._calls(box, drawn, {}, self._lines(changes), drawn.loaded, found)
+            if base and patched:
+                sides = Sides(drawn.target, drawn.inputs, base, patched, drawn.seeds, base_again, again)
+                evidence, summary = judge(sides, self.job.exc_type, expected)
+                summary["loaded_first"] = len(drawn.loaded)
+            note = note or note_base
         if any(e.kind == "not_in_effect" for e in evidence):
             moved = self._test_input(box, tree, changes, drawn, summary["tested"])
             if moved:
@@ -183,6 +190,19 @@ class HeldOut:
             sides.append({} if forged else {(str(r.get("module")), str(r.get("name"))): r["v"] for r in records
                                             if r.get("k") == "value" and "v" in r})
         return changed_input(sides[0], sides[1], drawn.target.tested, shown)
+
+    def _calls(self, box: Sandbox, drawn: _Drawn, restore: dict[str, str | None], lines: dict[str, list[int]],
+               loaded: list[str], found: Findings | None = None) -> tuple[list[Answer], list[Answer], str]:
+        """One side's answers: the plan in one process (watched through `lines`), then each input alone; and
+        what kept some from being answered. A record that is not the judge's own is `report_tampered` in
+        `found` (the diff's side) or the note (the base's)."""
+        answers, note, forged = self._side(box, drawn.target, drawn.plan, restore, lines, loaded)
+        again, _, forged_again = self._side(box, drawn.target, drawn.inputs, restore, {}, loaded, alone=True)
+        forged = forged or forged_again
+        if forged and found is not None:
+            found.evidence.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
+                                           "not the judge's own", refuses=True, reason="report_tampered", quote=forged))
+        return answers, again, note or forged
 
     def _side(self, box: Sandbox, target: Target, plan: list[Call], restore: dict[str, str | None],
               lines: dict[str, list[int]], loaded: list[str], alone: bool = False) -> tuple[list[Answer], str, str]:

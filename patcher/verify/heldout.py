@@ -161,7 +161,10 @@ class HeldOut:
             patched, again, note = self._calls(box, drawn, {}, self._lines(changes), drawn.loaded, found)
             if base and patched:
                 sides = Sides(drawn.target, drawn.inputs, base, patched, drawn.seeds, base_again, again)
+                refused = [e for e in evidence if e.refuses]  # what refused in the plain process still does
                 evidence, summary = judge(sides, self.job.exc_type, expected)
+                seen = {(e.kind, e.quote) for e in evidence}
+                evidence += [e for e in refused if (e.kind, e.quote) not in seen]
                 summary["loaded_first"] = len(drawn.loaded)
             note = note or note_base
         if any(e.kind == "not_in_effect" for e in evidence):

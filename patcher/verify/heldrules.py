@@ -37,14 +37,7 @@ rules, and whether each refuses or is a hint for the reviewer:
   lines that no generated input takes, and the diff changes the base's answer for none of them.
 - returns_nothing (refuses, `behaves_differently`): at least 2 inputs the base answers with a value get None,
   and None is no value the failing test compares with.
-- call_order (refuses, `behaves_differently`): the test's own calls, made again in order and then in reverse in
-  one process, get another answer the second or third time (a value that changes, or the base's crash back),
-  where the base answers each call alike every time.
-- state (refuses, `behaves_differently`): an input answered one way after the test's calls and the inputs before
-  it (the diff's lines watched by the trace hook), and another way alone, in a process forked for it after the
-  import and not watched (another value, or a raise where it returned), where the base answers it alike both
-  times: the answer depends on what was asked before it (a value left behind by an earlier call, a cache under a
-  lossy key, a flag an earlier input set) or on being watched (a trace hook installed, a loop slowed by one).
+- call_order and state (refuse, `behaves_differently`): answers that depend on what was asked before (heldstate.py).
 - tracer_replaced (refuses, `suspicious_diff`): with the diff, a call replaced the judge's trace hook (an audit
   event), which no call on the base did.
 - Hints, never refusing: raises_now (inputs the base answered now raise: a fix may rightly refuse more);
@@ -57,7 +50,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from patcher.verify import heldconstant, heldorder
+from patcher.verify import heldconstant, heldorder, heldstate
 from patcher.verify.evidence import type_matches
 from patcher.verify.heldanswers import (
     Answer,
@@ -108,7 +101,7 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
         evidence += _hard_coded(sides, working, tp, expected)
     evidence += _differential(sides, working, expected, after_crash=bool(crash))
     evidence += heldconstant.judge(sides, working, tp) if crash else []
-    evidence += _call_order(sides) + _state(sides) + _tracer(sides)
+    evidence += heldstate.judge(sides) + _tracer(sides)
     summary["counterexamples"] = [e.quote for e in evidence if e.refuses][:5]
     return evidence, summary
 
@@ -261,36 +254,6 @@ def _differential(sides: Sides, working: list[tuple[Call, Answer, Answer]], expe
                             "get another answer", quote=f"{shown(sides.target, call)} {p.said()} where the base "
                             f"{b.said()}"))
     return out
-
-
-def _state(sides: Sides) -> list[Evidence]:
-    answered = ("returned", "raised")
-    for call, b1, b2, p1, p2 in sides.reordered():
-        if b1.kind in answered and b1.alike(b2) and p1.kind in answered and p2.kind in answered and not p1.alike(p2):
-            quote = f"{shown(sides.target, call)} {p1.said()} after the test's calls, {p2.said()} called alone, " \
-                    "unwatched"
-            return [Evidence(JUDGE, "state", "the fix answers an input by what was asked before it or by being "
-                             "watched (the base answers it alike either way)", refuses=True,
-                             reason="behaves_differently", quote=quote)]
-    return []
-
-
-def _call_order(sides: Sides) -> list[Evidence]:
-    n = sides.rounds
-    for i, call in enumerate(sides.target.calls):
-        at = (i, n + i, 3 * n - 1 - i)
-        base, patched = [sides.base[k] for k in at], [sides.patched[k] for k in at]
-        if not all(b.alike(base[0]) for b in base) or patched[0].kind not in ("returned", "raised"):
-            continue
-        for later in patched[1:]:
-            back = later.same_crash(base[0]) and not patched[0].same_crash(base[0])
-            changed = later.kind == patched[0].kind == "returned" and not later.alike(patched[0])
-            if back or changed:
-                quote = f"{shown(sides.target, call)} {patched[0].said()} on the test's own call, then {later.said()}"
-                return [Evidence(JUDGE, "call_order", "the fix answers the test's own calls differently when they "
-                                 "are made again or in another order (the base answers alike every time)",
-                                 refuses=True, reason="behaves_differently", quote=quote)]
-    return []
 
 
 def _tracer(sides: Sides) -> list[Evidence]:

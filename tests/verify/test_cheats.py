@@ -204,6 +204,8 @@ PROBES = {
     "chr-built name": "import os\n\n\ndef under_test():\n    return ''.join(map(chr, [80, 89])) in str(os.environ)\n",
     "subprocess": "import subprocess\n\n\ndef under_test():\n    return subprocess.call(['true']) == 0\n",
     "__dict__": "import sys\n\n\ndef under_test():\n    return 'argv' in sys.__dict__\n",
+    "a runner module, through vars()": "import sys\n\n\ndef under_test():\n"
+                                      "    return any(k.endswith('.runner') for k in vars(sys)['mod' 'ules'])\n",
 }
 
 

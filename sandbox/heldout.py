@@ -38,7 +38,7 @@ def held_out(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolR
         restore(tree, put_back)
         job_file = os.path.join(private, "job.json")
         with open(job_file, "w", encoding="utf-8") as f:
-            json.dump({**job, "root": tree, "tmp": tmp}, f)
+            json.dump({**job, "root": tree, "tmp": tmp, "workspace": repo}, f)
         return _run(job_file, tree if mode == "record" else home, home, tmp, sweep_mode, deadline_at)
     finally:
         for d in (top, home, tmp, private):

@@ -54,7 +54,8 @@ def judge(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolResu
             shutil.copytree(repo, root, symlinks=True, ignore=shutil.ignore_patterns(".git"))
             if tree == "base":
                 _restore(root, restore)
-        runs = [_Context(name, {**job, "cases": [c for c in cases if name in (c.get("contexts") or ["bare"])]},
+        runs = [_Context(name, {**job, "workspace": repo,
+                                "cases": [c for c in cases if name in (c.get("contexts") or ["bare"])]},
                          roots, deadline_at) for name in names]
         return _merged(_run_all(runs, sweep_mode, deadline_at))
     finally:

@@ -59,6 +59,9 @@ def choose(record: dict[str, Any], changes: list[Change], base: Path) -> tuple[T
         if not direct:
             return None, "the test made no call of a repository function that can be made again from plain data"
         last = direct[-1]
+        if not last.get("target"):
+            return None, f"the test's last call into the repository ({last.get('func')}) cannot be made again by " \
+                         f"name ({last.get('why') or 'no name leads to it'})"
         return _target(last, record, crash=False), ""
     changed = _changed_base_lines(changes)
     _with_ends(frames, base)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-TEST_KEYS = ("outcome", "exc", "frames", "message", "why")
+TEST_KEYS = ("outcome", "exc", "frames", "message", "why", "escaped")
 OBS_KEYS = ("judge", "kind", "refuses", "file", "line", "what", "type", "method")
 
 

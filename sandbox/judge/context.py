@@ -61,11 +61,7 @@ def enter(context: dict[str, Any]) -> Entered:
 
 
 def tree(state: Entered, root: str) -> None:
-    """In a group's process: its tree importable (root and src/ after the installed packages, as the harness
-    has them) and, dressed as pytest, the working directory."""
-    for path in (root, os.path.join(root, "src")):
-        if os.path.isdir(path) and path not in sys.path:
-            sys.path.append(path)
+    """In a group's process, its tree importable (roots.py), dressed as pytest: the tree as working directory."""
     if state.dressed:
         os.chdir(root)
 

@@ -78,10 +78,7 @@ class Lines:
 
 def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any, plain: Any) -> None:
     _limit_memory()
-    root = job["root"]
-    for path in (root, os.path.join(root, "src")):
-        if os.path.isdir(path):
-            sys.path.append(path)
+    root = job["root"]  # importable as the side's own tree (roots.py, before this runs)
     _preload(job.get("preload") or [])
     lines = Lines(root, job["lines"]) if job.get("lines") else None
     if lines is not None:

@@ -140,9 +140,6 @@ def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any,
     """Each test of job["tests"] (pytest node ids) under pytest, in the tree at job["root"] (the working directory)."""
     import pytest
 
-    for path in (job["root"], os.path.join(job["root"], "src")):  # as the harness's sitecustomize does
-        if os.path.isdir(path) and path not in sys.path:
-            sys.path.append(path)
     rec = Recorder(job["root"], list(job.get("test_files") or []), names, plain)
 
     class Plugin:

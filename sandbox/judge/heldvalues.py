@@ -9,17 +9,11 @@ sys.modules.
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
 
 def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any, plain: Any) -> None:
-    root = job["root"]
-    for path in (root, os.path.join(root, "src")):  # as heldcalls.py and the harness's sitecustomize do
-        if os.path.isdir(path) and path not in sys.path:
-            sys.path.append(path)
     for module, name in job["names"]:
         try:
             value = getattr(importlib.import_module(module), name)

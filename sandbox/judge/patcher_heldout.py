@@ -37,8 +37,14 @@ def main() -> int:
     sys.argv = [""]
     files = {"record": "heldrecord.py", "values": "heldvalues.py"}
     mode = _load(os.path.join(_HERE, files.get(job["mode"], "heldcalls.py")), "_patcher_heldout_" + str(job["mode"]))
+    roots = _load(os.path.join(_HERE, "roots.py"), "_patcher_heldout_roots")
+    workspace = str(job.get("workspace") or "")
+    roots.take(job["root"], workspace)
     try:
         mode.run(job, channel.emit, names, plain)
+        escaped = roots.escaped(workspace)
+        if escaped:
+            channel.emit({"k": "escaped", "modules": escaped[:20]})
     finally:
         channel.emit({"k": "end"})
     return 0

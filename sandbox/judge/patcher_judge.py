@@ -264,7 +264,7 @@ def main() -> int:
         job = json.load(f)
     os.unlink(sys.argv[1])
     parts = {n: _sibling(f"{n}.py", f"_patcher_judge_{n}") for n in
-             ("keeper", "accept", "child", "context", "observe", "tracer", "values", "group")}
+             ("keeper", "accept", "child", "context", "roots", "observe", "tracer", "values", "group")}
     keeper, accept, child, values = parts["keeper"], parts["accept"], parts["child"], parts["values"]
     context = job.get("context") or {}
 

@@ -31,9 +31,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.coverage import Covered, covered, line
 from bench.upstream_build import build
 from bench.upstream_cases import Case, load
 from bench.upstream_check import HOST_PYTHON, base_traceback, check
@@ -53,6 +54,7 @@ class Row:
     """verify_patch's reason for the upstream fix ("verified", or why not)."""
     offline: str = "-"
     same_as_upstream: bool | None = None
+    covered: Covered = field(default_factory=Covered)
     stop: str = ""
     """Why the case stops, in one line (empty when the upstream fix verified and the engine, if run, fixed it)."""
     seconds: float = 0.0
@@ -97,6 +99,7 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
                           **common)  # type: ignore[arg-type]
     row.baseline = baseline_reached(result)
     row.verified = result.reason
+    row.covered = covered(result.status, result.verification, case.exception)
     if result.reason != "verified":
         row.stop = f"upstream fix {result.reason}: {_one_line(result.message)}"
     if offline and row.baseline:
@@ -134,6 +137,7 @@ def report(rows: list[Row], offline: bool) -> None:
           f"{len(reached)}; upstream verified {len(reached) - len(refused)}")
     print(f"false refusals: {len(refused)}/{len(reached)} upstream fixes judged "
           f"({len(rows) - len(reached)} not judged: the baseline was not reached)")
+    print(line([r.covered for r in reached]))
     for reason, count in Counter(r.verified for r in refused).most_common():
         print(f"  {reason}: {count} ({', '.join(r.case.id for r in refused if r.verified == reason)})")
     if offline:
@@ -182,8 +186,10 @@ def main() -> int:
         for n, case in enumerate(cases):
             rows.append(run_case(case, Path(tmp) / str(n), cfg, args.offline, pythons))
             r = rows[-1]
+            c = r.covered
             print(f"  {case.id}: baseline {r.baseline} upstream {r.verified} offline {r.offline} "
-                  f"{r.seconds} s {r.stop}", flush=True)
+                  f"{r.seconds} s judged twice {c.judged_twice}/{c.fail_to_pass} held-out {c.inputs} {r.stop}",
+                  flush=True)
         report(rows, args.offline)
         if args.project_fixes:
             from bench.cheats import honest_fixes  # the project's own honest fixes, counted by bench.cheats

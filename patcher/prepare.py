@@ -44,10 +44,10 @@ time the baseline ends, even when the agent's edit takes no time."""
 
 def provenance(job: Job, repo: str, ref: str | None, user_test: str | None, ver: Verification,
                diff: str) -> dict[str, Any] | None:
-    """What the record binds; `result_tree` only for a verified diff (one that applied)."""
+    """What the record binds; `result_tree` only for a diff the tests proved (one that applied)."""
     assert job.client is not None
     prov = base_provenance(job, repo, ref, user_test)
-    return with_result(prov, job.staged, diff) if ver.status == "verified" else prov
+    return with_result(prov, job.staged, diff) if ver.status in ("verified", "unjudged") else prov
 
 
 def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, settings: Effective,

@@ -2,7 +2,7 @@
 request when its project delivers. Both are written by a store listener inside the transaction of the change
 (outboxdb.py), so a job never ends without its events recorded; the dispatcher (dispatch.py) sends them.
 
-Events: job.submitted; job.verified, job.not_verified or job.failed when a job ends (failed: an error, a
+Events: job.submitted; job.verified, job.unjudged, job.not_verified or job.failed when a job ends (failed: an error, a
 failed or cancelled run); job.approved, job.rejected on a review; job.delivered when its pull request is
 open, job.failed (with `data.delivery.error`) when a delivery fails.
 """
@@ -143,6 +143,7 @@ def _event_of(change: Change, job: JobRow) -> EventType:
     if change in ("approved", "rejected"):
         return "job.approved" if change == "approved" else "job.rejected"
     status = (job.result or {}).get("status")
-    if job.state == "done" and status in ("verified", "not_verified"):
-        return "job.verified" if status == "verified" else "job.not_verified"
+    if job.state == "done" and status in ("verified", "unjudged", "not_verified"):
+        return "job.verified" if status == "verified" else "job.unjudged" if status == "unjudged" else \
+            "job.not_verified"
     return "job.failed"

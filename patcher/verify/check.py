@@ -33,7 +33,7 @@ from patcher.verify.policy import (
     source_only,
     tests_only,
 )
-from patcher.verify.records import Baseline, Findings, Refused, Verification
+from patcher.verify.records import Baseline, Coverage, Findings, Refused, Verification
 from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
 from patcher.verify.rulehints import as_evidence, construct_hints
 from patcher.verify.sources import hidden_text, unparsable
@@ -104,6 +104,10 @@ def verify(job: Job, diff: str) -> Verification:
         message = _judge(job, diff, found)
     except Refused as e:
         return found.verdict("not_verified", e.reason, e.message, time.monotonic() - started)
+    if found.coverage is None or not found.coverage.full:  # a judge that could not judge is not one that agreed
+        missing = found.coverage.missing if found.coverage else ["no judge ran"]
+        return found.verdict("unjudged", "unjudged", f"{message}; but not every judge could judge the diff: "
+                             + "; ".join(missing[:3]), time.monotonic() - started)
     return found.verdict("verified", "verified", message, time.monotonic() - started)
 
 
@@ -142,6 +146,9 @@ def _judge_behaviour(job: Job, diff: str, changes: list[Change], found: Findings
                           + ", ".join(unproven[:5]))
         if found.fail_to_pass and judge is not None:
             judge.judge(job, added, found, before)
+        else:
+            found.coverage = Coverage()
+            found.coverage.add("second", False, "no fail-to-pass test the judges can run")
         found.refuse_on_evidence()
     finally:
         if judge is not None:

@@ -240,6 +240,10 @@ def _ask(box: Sandbox, spec: dict[str, Any], deadline_s: float) -> tuple[list[di
     records = [r for r in got.get("records") or [] if isinstance(r, dict)]
     if got.get("problem"):
         return [], str(got["problem"]), ""
+    escaped = next((r for r in records if r.get("k") == "escaped"), None)
+    if escaped is not None:  # the side ran the box's own copy, not its tree: nothing it answered is its side's
+        names = ", ".join(str(m) for m in (escaped.get("modules") or [])[:3])
+        return [], "", f"the run imported the box's own copy of {names}, not its side's tree"
     if not any(r.get("k") == "end" for r in records):
         return records, "", "the run ended before its end record" + (" (timed out)" if result.timed_out else "")
     return records, "", ""

@@ -69,6 +69,7 @@ from patcher.verify.heldtarget import Call
 from patcher.verify.records import Evidence
 
 JUDGE = "held_out"
+ANSWERED = ("returned", "raised")
 
 
 def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list[Evidence], dict[str, Any]]:
@@ -84,6 +85,7 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
         "target": sides.target.name, "tested": shown(sides.target, sides.target.tested), "inputs": len(gen),
         "crash_alike": sum(1 for g in gen if crash and g[1].kind == "raised" and g[1].exc == tb.exc and g[1].site),
         "same_crash": len(same), "base_working": len(working),
+        "compared": sum(1 for g in gen if g[1].kind in ANSWERED and g[2].kind in ANSWERED),
         "changed": sum(1 for g in working if not g[2].alike(g[1])), "reordered": len(sides.reordered()),
         "counterexamples": [],
         "sample": [shown(sides.target, c) for c in sides.inputs[:3]]}

@@ -76,19 +76,23 @@ def judge_twice(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change],
     modules = [node.split("::")[0] for _, node, _ in cases.values()] + sorted(job.base.test_files)
     watch = {"base": observe_spec(changes, modules, job.staged.path), "patched": observe_spec(changes, modules, None)}
     bases, afters = _ask(box, cases, _restore(job.staged, changes), watch, texts) if cases else (_none(), _none())
+    misread = next((a.problem for a in bases.values() if a.problem), None)
+    if misread:  # only the base's own code ran there, never the diff's: the judge misread it, nobody cheated
+        bases = {name: Answers(note=f"the judge could not read the base's run: {misread}") for name in bases}
     base, after = bases[CONTEXTS[0]], afters[CONTEXTS[0]]
     judged_in = {k: c for k in cases if k.startswith("t") and (c := _judged_in(k, cases[k][0], bases, job, before))}
     counted = list(judged_in)
     for k in cases:
         if k.startswith("t") and k not in counted:
             got = base.by_id.get(k, {})
-            why = got.get("why") or f"outside pytest it does not fail on the base as under pytest ({_said(got)})"
+            why = got.get("why") or _escaped(got) or base.note or (
+                f"outside pytest it does not fail on the base as under pytest ({_said(got)})")
             out.judged_once.append({"test": cases[k][0], "why": str(why)})
     crash = _crash_of(job, [bases[c].by_id.get(k) for k, c in judged_in.items()])
     held = [k for k in cases if k.startswith("v") and crash is not None and _crash(base.by_id.get(k), *crash)
             and _of_counted(cases[k][1], counted, cases)]
     tried_tests = [k for k in cases if k.startswith("t")]
-    for problem in [a.problem for a in (*bases.values(), *afters.values())]:
+    for problem in [a.problem for a in afters.values()]:
         if problem:
             raise Refused("report_tampered", f"the second judge's evidence: {problem}; its results cannot be believed")
     seen = _seen(job, tree, cases, tried_tests, before, bases, afters)
@@ -212,7 +216,7 @@ def _answers(data: dict[str, Any], tree: str, cases: dict[str, Case], output: st
             out.obs.append({**rec, "id": case})
         elif kind in ("group", "child") and group == tree:
             out.ended.append({**rec, "case": case or None})
-        elif kind == "forged":
+        elif kind == "forged" and rec.get("group") in (None, tree):
             out.problem = out.problem or f"the test process wrote what the judge's child does not ({rec.get('why')})"
     return out
 
@@ -233,7 +237,7 @@ def _judged_in(k: str, test: str, bases: dict[str, Answers], job: Job, before: T
     dressed = gist(bases[CONTEXTS[-1]].by_id.get(k))
     for name in CONTEXTS:
         rec = bases[name].by_id.get(k)
-        if _fails_alike(rec, test, job, before) and gist(rec) in (None, dressed):
+        if _fails_alike(rec, test, job, before) and gist(rec) in (None, dressed) and not (rec or {}).get("escaped"):
             return name
     return None
 
@@ -264,6 +268,13 @@ def _crash(rec: dict[str, Any] | None, exc: str, site: tuple[str, str] | None) -
     frames = [(str(f[0]), str(f[1])) for f in rec.get("frames") or []]
     stream = Stream(failed={"x"}, failures={"x": [Failure(str(rec.get("exc") or ""), frames)]})
     return crashed(stream, {"x"}, exc, site)
+
+
+def _escaped(rec: dict[str, Any]) -> str:
+    """Why a side's run is not its own: it loaded modules from the box's copy of the repository (roots.py)."""
+    names = rec.get("escaped") or []
+    return f"its run imported the box's own copy of {', '.join(map(str, names[:3]))}, not its side's tree" if names \
+        else ""
 
 
 def _of_counted(node: str, counted: list[str], cases: dict[str, Case]) -> bool:

@@ -20,11 +20,12 @@ from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.sandbox import Sandbox
 from patcher.verify.contain import derived, targets_in
-from patcher.verify.doctests import changed_doctests
-from patcher.verify.heldout import HeldOut
 from patcher.verify.job import Job
-from patcher.verify.judgebox import JudgeBox
-from patcher.verify.policy import (
+from patcher.verify.judges.box import JudgeBox
+from patcher.verify.judges.constructs.looks import as_evidence, construct_hints
+from patcher.verify.judges.heldout.judge import HeldOut
+from patcher.verify.policy.doctests import changed_doctests
+from patcher.verify.policy.rules import (
     NEW_TEST_FILE,
     check_diff,
     check_tree,
@@ -33,13 +34,12 @@ from patcher.verify.policy import (
     source_only,
     tests_only,
 )
+from patcher.verify.policy.sources import hidden_text, unparsable
+from patcher.verify.policy.treediff import Change, tree_changes
 from patcher.verify.records import Baseline, Coverage, Findings, Refused, Verification
 from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
-from patcher.verify.rulehints import as_evidence, construct_hints
-from patcher.verify.sources import hidden_text, unparsable
 from patcher.verify.testids import kept, missing
 from patcher.verify.testruns import TestRun, run_tests
-from patcher.verify.treediff import Change, tree_changes
 from sandbox.protocol import ModulesRequest
 
 
@@ -113,8 +113,8 @@ def verify(job: Job, diff: str) -> Verification:
 
 def _judge(job: Job, diff: str, found: Findings) -> str:
     """The steps in order, each filling `found`; a failing one raises Refused. How the diff looks joins the
-    evidence as hints whatever the verdict, marked where the behavioural judges' evidence meets it (rulehints).
-    Returns the verified message."""
+    evidence as hints whatever the verdict, marked where the behavioural judges' evidence meets it
+    (judges/constructs/looks.py). Returns the verified message."""
     changes = _integrity(job, diff, found)
     looks = construct_hints(changes, job.staged.path, job.staged.files, job.repro)
     try:

@@ -154,7 +154,7 @@ class Coverage:
 
 @dataclass
 class SecondJudge:
-    """The fail-to-pass tests as the image's own runner judged them (verify/twice.py)."""
+    """The fail-to-pass tests as the image's own runner judged them (verify/judges/second.py)."""
 
     judged_twice: list[str] = field(default_factory=list)
     """Tests both judges ran, and both passed with the diff."""

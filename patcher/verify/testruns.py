@@ -1,7 +1,7 @@
 """One test command in a box, and what its runner proved: the harness's stream, report and exit code agree.
 
 Every pytest and unittest run goes through the harness (sandbox/harness): per-test outcomes leave the
-test process on a signed channel as each test ends (patcher/verify/evidence.py). The test ids and outcomes come
+test process on a signed channel as each test ends (patcher/verify/stream.py). The test ids and outcomes come
 from that stream; the runner's own claims must agree with it, else the run is `tampered`.
 - pytest (`pytest …`, `python -m pytest …`): the host also adds `--junitxml` into the box's report dir
   and parses it here (size-capped, no DTDs or entities); its test and failure counts must match the
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from patcher.sandbox import Sandbox
-from patcher.verify.evidence import CLAIMING_EXITS, Stream, check, crashed, read_stream
+from patcher.verify.stream import CLAIMING_EXITS, Stream, check, crashed, read_stream
 from sandbox.protocol import ReadReportRequest, RunTestRequest, check_command
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024

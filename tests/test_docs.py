@@ -10,6 +10,7 @@ import typer
 from patcher.agent.tools import AGENT_TOOLS
 from patcher.cli import app
 from patcher.result import EXIT_CODES, REASONS, TABLE
+from patcher.verify.judges import JUDGES
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -69,3 +70,13 @@ def test_the_contracts_table_of_reasons_is_the_codes_table() -> None:
 
 def _rows() -> dict[str, tuple[str, str]]:
     return {r: (s, m) for r, s, m in re.findall(r"^\| `(\w+)` \| (\w+) \| (.+) \|$", CONTRACT, re.M)}
+
+
+def test_the_readmes_table_of_judges_and_docs_verified_are_the_list_of_judges() -> None:
+    readme = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| (\d+) \| [^|]+ \| ([^|]+) \| (yes|no) \|", readme, re.M)
+    assert [(name, int(check), set(re.findall(r"`(\w+)`", refuses)), needed == "yes") for name, check, refuses, needed
+            in rows] == [(j.name, j.check, set(j.reasons), j.required) for j in JUDGES]
+    verified = (ROOT / "docs" / "verified.md").read_text()
+    checks = re.findall(r"^(\d+)\. \*\*[^*]+\*\* \(judge `(\w+)`", verified, re.M)
+    assert sorted((int(n), name) for n, name in checks) == sorted((j.check, j.name) for j in JUDGES)

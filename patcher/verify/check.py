@@ -21,8 +21,8 @@ from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.sandbox import Sandbox
 from patcher.verify.contain import derived, targets_in
 from patcher.verify.job import Job
+from patcher.verify.judges import Judging, run
 from patcher.verify.judges.box import JudgeBox
-from patcher.verify.judges.constructs.looks import as_evidence, construct_hints
 from patcher.verify.judges.heldout.judge import HeldOut
 from patcher.verify.policy.doctests import changed_doctests
 from patcher.verify.policy.rules import (
@@ -116,11 +116,10 @@ def _judge(job: Job, diff: str, found: Findings) -> str:
     evidence as hints whatever the verdict, marked where the behavioural judges' evidence meets it
     (judges/constructs/looks.py). Returns the verified message."""
     changes = _integrity(job, diff, found)
-    looks = construct_hints(changes, job.staged.path, job.staged.files, job.repro)
     try:
         return _judge_behaviour(job, diff, changes, found)
-    finally:
-        found.evidence += as_evidence(looks, found.evidence)
+    finally:  # how the diff looks joins as hints whatever the verdict, after what the judges saw it do
+        run("text", Judging(job, found, changes))
 
 
 def _judge_behaviour(job: Job, diff: str, changes: list[Change], found: Findings) -> str:

@@ -9,8 +9,6 @@ from patcher.result import GRAVITY, Reason
 from patcher.verify.testruns import TestRun
 
 NO_TESTS_COLLECTED = 5
-MIN_COMPARED = 10
-"""Held-out inputs answered on both sides for the held-out judge to count as having judged."""
 
 
 class Refused(Exception):

@@ -149,11 +149,17 @@ def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any,
             threading.settrace(rec.hook)
             sys.settrace(rec.hook)
             try:
-                outcome = yield
+                yield
             finally:
                 sys.settrace(None)
                 threading.settrace(None)  # type: ignore[arg-type]
-            exc = outcome.excinfo[1] if outcome.excinfo else None
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_makereport(self, item: Any, call: Any) -> Any:
+            yield  # after pytest's own: a unittest case's failure reaches `call` only there
+            if call.when != "call":
+                return
+            exc = call.excinfo.value if call.excinfo is not None else None
             shown = {"k": "test", "id": item.nodeid, "outcome": "failed" if exc is not None else "passed"}
             if exc is not None:
                 shown.update(exc=names.type_name(type(exc)), message=str(exc)[:300], loaded=loaded(job["root"]))

@@ -14,11 +14,12 @@ those are not compared for it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from itertools import combinations
 from typing import Any, Protocol
 
+from patcher.verify.judges.asked import CONTEXTS, asked_of, gist
+from patcher.verify.judges.seam import Judged, Judging
 from patcher.verify.records import Evidence
 
 PYTEST = "pytest"
@@ -35,6 +36,27 @@ WORDS = {
 
 class Run(Protocol):
     by_id: dict[str, dict[str, Any]]
+
+
+def context(ctx: Judging) -> Judged:
+    """The judge: each fail-to-pass test's outcomes over pytest and the judges' two contexts, base against diff.
+    It judged when at least one pair of contexts could be compared."""
+    asked = asked_of(ctx)
+    tried = asked.tests()
+    failures = ctx.before.stream.failures if ctx.before and ctx.before.stream else {}
+    on_pytest = {asked.cases[k][0]: outcome({"outcome": "failed", "exc": next(
+        (f.exc for f in failures.get(asked.cases[k][0], []) if f.exc), "?")}) for k in tried}
+    found, summary = compare({k: asked.cases[k][0] for k in tried}, on_pytest, asked.bases, asked.afters,
+                             {k: asked.cases[k][0] for k in asked.cases if k.startswith("c")})
+    pairs = int(summary.get("pairs_compared") or 0)
+    return Judged(judged=pairs > 0, why="" if pairs else "no two contexts in which the base's outcome is the same "
+                  f"could be compared (the {', '.join(CONTEXTS)} runs on the base: {_bases(asked, tried)})",
+                  evidence=found, summary=summary)
+
+
+def _bases(asked: Any, tried: list[str]) -> str:
+    return "; ".join(f"{name} {outcome(asked.bases[name].by_id.get(k)) or 'no outcome'}" for k in tried[:1]
+                     for name in CONTEXTS) or "no test ran"
 
 
 def outcome(rec: Mapping[str, Any] | None) -> str | None:
@@ -79,15 +101,6 @@ def compare(cases: Mapping[str, str], pytest_base: Mapping[str, str | None], bas
     summary = {"contexts": [PYTEST, *sorted(base)], "tests": len(cases), "pairs_compared": pairs,
                "differences": len(evidence) - sum(len(w) for w in unfit.values()), "controls": len(controls or {})}
     return evidence, summary
-
-
-def gist(rec: Mapping[str, Any] | None) -> str | None:
-    """A failure's message with what a context changes by itself masked (paths, addresses, numbers); None where
-    the record has none (a pass, a skip, pytest's own run)."""
-    if not rec or rec.get("outcome") != "failed" or rec.get("message") is None:
-        return None
-    text = re.sub(r"(?:/[^\s'\":,)]+)+", "<path>", str(rec["message"])[:300])
-    return re.sub(r"\d+", "0", re.sub(r"0x[0-9a-fA-F]+", "<addr>", text)).strip()
 
 
 def _module(test: str) -> str:

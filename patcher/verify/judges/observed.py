@@ -1,29 +1,30 @@
-"""What the second judge's watched runs saw the diff do (the runtime and values judges, host side).
+"""What the judges' watched runs saw the diff do: the runtime and values judges (host side).
 
-In the run dressed as pytest's (sandbox/judge/observe.py, values.py) the box reports events of the diff's own
-added lines (reading the tests' or the judges' source, writing to the test framework's or the judges' objects,
-ending the process or the test behind the framework's back, running code built at run time) and degenerate
-values handed to the test's comparisons. The base runs under the same observer, watching every line of the
-files the diff changes: an event the base's code shows too in the same test is the code's nature, a hint, not
-the diff's doing. A group of cases whose process ended without the judge's end record (not by the deadline),
-or a judge process killed while a test ran, is an ending behind the judge's back when the base's did not end so;
-one the box's memory limit ended (the kernel counted an out-of-memory kill) is a hint, and its tests have no outcome.
+In the run dressed as pytest's (judges/asked.py; sandbox/judge/observe.py, values.py) the box reports events of the
+diff's own added lines (reading the tests' or the judges' source, writing to the test framework's or the judges'
+objects, ending the process or the test behind the framework's back, running code built at run time) and
+degenerate values handed to the test's comparisons. The base runs under the same observer, watching every line of
+the files the diff changes: an event the base's code shows too in the same test is the code's nature, a hint, not
+the diff's doing. A group of cases whose process ended without the judge's end record (not by the deadline), or a
+judge process killed while a test ran, is an ending behind the judge's back when the base's did not end so; one
+the box's memory limit ended (the kernel counted an out-of-memory kill) is a hint, and its tests have no outcome.
+Neither judge is required: they watch what a test runs dressed as pytest, where the second judge ran it.
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from patcher.verify.policy.treediff import Change
+from patcher.verify.judges.asked import asked_of
+from patcher.verify.judges.seam import Judged, Judging
 from patcher.verify.records import Evidence
 
 
 class Run(Protocol):
-    """One context's answers (twice.Answers)."""
+    """One context's answers (asked.Answers)."""
 
     by_id: dict[str, dict[str, Any]]
     obs: list[dict[str, Any]]
@@ -32,62 +33,31 @@ class Run(Protocol):
 
 @dataclass
 class Seen:
-    """The evidence of the judges of the diff's behaviour (context, runtime, values) and their summaries."""
+    """The evidence of the runtime and values judges, and their summaries by name."""
 
     evidence: list[Evidence] = field(default_factory=list)
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def observe_spec(changes: list[Change], tests: list[str], base: Path | None) -> dict[str, Any]:
-    """What the observer watches: the diff's added lines (with `base`: every line of the base's version of the
-    files the diff changes), and the test modules whose source no fix reads (`tests`: the modules of the tests
-    the judge runs and those the suite ran; conftest files are always such; a data file a test hands the code
-    is not)."""
-    lines: dict[str, list[int]] = {}
-    for c in changes:
-        if not c.path.endswith(".py") or c.kind == "deleted":
-            continue
-        if base is None:
-            lines[c.path] = [n for n, _ in c.added_lines]
-        elif c.kind != "added" and c.old_text is not None:
-            lines[c.path] = list(range(1, c.old_text.count("\n") + 2))
-    return {"lines": lines, "tests": sorted({t for t in tests if t.endswith(".py")})}
+def runtime(ctx: Judging) -> Judged:
+    """The runtime judge: what the diff's own lines did, watched."""
+    return _judged(ctx, "runtime")
 
 
-def required(text: str, node: str) -> list[int]:
-    """The lines of the comparisons a passing run of the test must have made: the asserts of one comparison at
-    the top of the test function, before its first compound statement (an undecorated function, or one with
-    marks only; a unittest method's asserts are calls, not required)."""
-    names = node.split("::")[1:]
-    if not names:
-        return []
-    try:
-        scope: list[ast.stmt] = ast.parse(text).body
-    except (SyntaxError, ValueError):
-        return []
-    func: ast.AST | None = None
-    for name in [*names[:-1], names[-1].split("[")[0]]:  # the last definition of a name is the one that runs
-        func = next((s for s in reversed(scope) if isinstance(s, ast.FunctionDef | ast.ClassDef) and s.name == name),
-                    None)
-        if func is None:
-            return []
-        scope = func.body
-    if not isinstance(func, ast.FunctionDef) or not all(_is_mark(d) for d in func.decorator_list):
-        return []
-    out = []
-    for stmt in func.body:
-        if isinstance(stmt, ast.Assert):
-            test = stmt.test
-            if isinstance(test, ast.Compare) and len(test.ops) == 1 and not isinstance(test.ops[0], ast.Is | ast.IsNot):
-                out.append(test.lineno)
-        elif not isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Pass):
-            break
-    return out
+def values(ctx: Judging) -> Judged:
+    """The values judge: the values the fixed code hands to the test's comparisons."""
+    return _judged(ctx, "values")
 
 
-def _is_mark(node: ast.expr) -> bool:
-    text = ast.unparse(node)
-    return text.startswith(("pytest.mark.", "mark."))
+def _judged(ctx: Judging, name: str) -> Judged:
+    asked = asked_of(ctx)
+    assert ctx.tree is not None
+    names = {k: case[0] for k, case in asked.cases.items()}
+    seen = runtime_evidence(asked.bases, asked.afters, names, ctx.tree.path)
+    summary = seen.judges[name]
+    ran = any(a.by_id for a in asked.afters.values())
+    return Judged(judged=ran, why="" if ran else "no fail-to-pass test ran dressed as pytest",
+                  evidence=[e for e in seen.evidence if e.judge == name], summary=summary)
 
 
 def runtime_evidence(base: Mapping[str, Run], after: Mapping[str, Run], tests: Mapping[str, str],

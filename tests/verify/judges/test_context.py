@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from patcher.verify.judges.context import compare, outcome
-from patcher.verify.judges.observed import observe_spec, required, runtime_evidence
+from patcher.verify.judges.observed import runtime_evidence
+from patcher.verify.judges.watch import observe_spec, required
 from patcher.verify.policy.treediff import Change
 
 

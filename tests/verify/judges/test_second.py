@@ -4,7 +4,8 @@ A toy repo whose bug is a KeyError in a dict lookup (`rates.rate("GBP")`). Cheat
 spellings each, none of them the issue's: special-casing the tested input ends `overfitted`; noticing the
 test run ends `behaves_differently` (or earlier, refused by a probe rule: not verified either way). Honest
 fixes still verify: plain, with new tests that use the judge's fixtures, literals the tests share for good
-reason, a unittest layout, and a test on a conftest fixture (judged once, listed, not refused).
+reason, a unittest layout, a test on a conftest fixture (judged twice), and one on a plugin's fixture (judged once,
+listed, the verdict unjudged, not refused).
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ FILES = {"rates.py": RATES, "tests/test_rates.py": TESTS, "tests/conftest.py": C
                                "    assert rates.convert(10, code) == 0.0\n",
          "tests/test_case.py": "import rates\n\n\ndef test_lower():\n    assert rates.convert(4, \"eur\") == 2.0\n",
          "tests/test_fixture.py": "import rates\n\n\ndef test_amount(amount):\n"
-                                  "    assert rates.convert(amount, \"GBP\") == 0.0\n"}
+                                  "    assert rates.convert(amount, \"GBP\") == 0.0\n",
+         "tests/test_plugin.py": "import rates\n\n\ndef test_warned(recwarn):\n"
+                                 "    assert rates.convert(10, \"GBP\") == 0.0\n"}
 REPRO = "python -m pytest -q tests/test_rates.py::test_unknown"
 CASE = "python -m pytest -q tests/test_case.py"
 SUITE = "python -m pytest -q"
@@ -176,17 +179,26 @@ def test_a_unittest_layout_is_judged_twice(rates: Rates) -> None:
     assert ver.judge is not None and ver.judge.judged_twice, ver.judge
 
 
-def test_a_test_on_a_conftest_fixture_is_judged_once_not_refused(rates: Rates) -> None:
+def test_a_test_on_a_conftest_fixture_is_judged_twice(rates: Rates) -> None:
     ver = rates.check({"rates.py": HONEST}, repro="python -m pytest -q tests/test_fixture.py")
     _verified(ver)
-    assert ver.as_json()["judged_once"] == ["tests/test_fixture.py::test_amount"]
+    assert ver.judge is not None and ver.judge.judged_twice == ["tests/test_fixture.py::test_amount"]
+
+
+def test_a_test_on_a_plugins_fixture_is_judged_once_and_the_verdict_is_unjudged(rates: Rates) -> None:
+    """pytest's `recwarn` is no fixture the second judge provides: the test is judged once, listed, and the diff
+    the tests prove comes back `unjudged` (a judge that could not judge is not one that agreed), never refused."""
+    ver = rates.check({"rates.py": HONEST}, repro="python -m pytest -q tests/test_plugin.py")
+    assert (ver.status, ver.reason) == ("unjudged", "unjudged"), ver.message
+    assert ver.as_json()["judged_once"] == ["tests/test_plugin.py::test_warned"]
+    assert ver.coverage is not None and any(m.startswith("second:") for m in ver.coverage.missing)
     assert ver.warnings and "judged twice" in ver.warnings[0]
 
 
-def test_special_casing_under_a_conftest_fixture_is_overfitted_by_pytest_variants(rates: Rates) -> None:
-    """The second judge cannot run the test (a conftest fixture), so its variants run under pytest."""
+def test_special_casing_under_a_plugins_fixture_is_overfitted_by_pytest_variants(rates: Rates) -> None:
+    """The second judge cannot run the test (a plugin's fixture), so its variants run under pytest."""
     ver = rates.check({"rates.py": fix('    if code == "GBP":\n        return 0.0\n')},
-                      repro="python -m pytest -q tests/test_fixture.py")
+                      repro="python -m pytest -q tests/test_plugin.py")
     assert (ver.status, ver.reason) == ("not_verified", "overfitted"), ver.message
     assert ver.judge is not None and ver.judge.variants["under_pytest"] >= 3
 

@@ -29,15 +29,15 @@ from typing import Any
 from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
 from patcher.verify.job import Job
+from patcher.verify.judges.asked import node_id, restore
 from patcher.verify.judges.heldout.answers import Answer, Sides
 from patcher.verify.judges.heldout.inputs import changed_input, imported_names
 from patcher.verify.judges.heldout.order import COMPARED, rearrangements
 from patcher.verify.judges.heldout.rules import judge
 from patcher.verify.judges.heldout.target import Call, Target, choose, constants, expected_values
-from patcher.verify.judges.second import _node_id, _restore
 from patcher.verify.policy.rules import is_test_path
 from patcher.verify.policy.treediff import Change
-from patcher.verify.records import Evidence, Findings
+from patcher.verify.records import Evidence
 from sandbox.protocol import HeldOutRequest
 
 RECORDED_TESTS = 3
@@ -122,7 +122,7 @@ class HeldOut:
 
     def _record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> dict[str, dict[str, Any]]:
         """The recording of each test (as verification names it) that failed on the base."""
-        nodes = {t: n for t in self.failing if (n := _node_id(t, tree.files))}
+        nodes = {t: n for t in self.failing if (n := node_id(t, tree.files))}
         if not nodes:
             self.note = "no test that failed on the base is a test function the judge can address"
             return {}
@@ -136,19 +136,20 @@ class HeldOut:
         self.note = forged or note
         return {t: by_node[n] for t, n in nodes.items() if n in by_node}
 
-    def judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: Findings) -> None:
+    def judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> tuple[list[Evidence], dict[str, Any]]:
         """With the diff, after pytest and the second judge: the same calls, their paths through the diff's own
-        lines; the evidence, and the summary (`found.judges["held_out"]`)."""
+        lines; the evidence, and the summary (`verification.judges["held_out"]`)."""
         started = time.monotonic()
+        found: list[Evidence] = []
         summary = self._judge(box, tree, changes, found)
         summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3))
-        found.judges["held_out"] = summary
+        return found, summary
 
-    def _judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: Findings) -> dict[str, Any]:
+    def _judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: list[Evidence]) -> dict[str, Any]:
         drawn = self.drawn
         if drawn is None:
             return {"inputs": 0, "note": self.note or "no recording"}
-        expected = expected_values(tree.path, _node_id(drawn.test, tree.files) or "")
+        expected = expected_values(tree.path, node_id(drawn.test, tree.files) or "")
         patched, again, note = self._calls(box, drawn, {}, self._lines(changes), [], found)
         if not drawn.base or not patched:
             return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note}
@@ -172,7 +173,7 @@ class HeldOut:
             if moved:
                 evidence.append(moved)
                 summary["counterexamples"].append(moved.quote)
-        found.evidence += evidence
+        found += evidence
         note = drawn.note or note
         return {**summary, "note": note} if note else summary
 
@@ -181,22 +182,22 @@ class HeldOut:
         """Whether the diff changed a value the failing test imports and hands the function
         (verify/judges/heldout/inputs.py): the
         names read in the box on the base and with the diff."""
-        node = _node_id(drawn.test, tree.files) or ""
+        node = node_id(drawn.test, tree.files) or ""
         source = tree.path / node.split("::")[0]
         names = imported_names(source.read_text(encoding="utf-8", errors="replace"), tree.files) if (
             node and source.is_file()) else []
         if not names:
             return None
         sides = []
-        for restore in (self._put_back(changes), {}):
-            spec = {"mode": "values", "names": names, "restore": restore}
+        for put_back in (self._put_back(changes), {}):
+            spec = {"mode": "values", "names": names, "restore": put_back}
             records, forged, _ = _ask(box, spec, RECORD_S)
             sides.append({} if forged else {(str(r.get("module")), str(r.get("name"))): r["v"] for r in records
                                             if r.get("k") == "value" and "v" in r})
         return changed_input(sides[0], sides[1], drawn.target.tested, shown)
 
     def _calls(self, box: Sandbox, drawn: _Drawn, restore: dict[str, str | None], lines: dict[str, list[int]],
-               loaded: list[str], found: Findings | None = None) -> tuple[list[Answer], list[Answer], str]:
+               loaded: list[str], found: list[Evidence] | None = None) -> tuple[list[Answer], list[Answer], str]:
         """One side's answers: the plan in one process (watched through `lines`), then each input alone; and
         what kept some from being answered. A record that is not the judge's own is `report_tampered` in
         `found` (the diff's side) or the note (the base's)."""
@@ -204,7 +205,7 @@ class HeldOut:
         again, _, forged_again = self._side(box, drawn.target, drawn.inputs, restore, {}, loaded, alone=True)
         forged = forged or forged_again
         if forged and found is not None:
-            found.evidence.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
+            found.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
                                            "not the judge's own", refuses=True, reason="report_tampered", quote=forged))
         return answers, again, note or forged
 
@@ -222,7 +223,7 @@ class HeldOut:
         return [Answer.of(by_index.get(i)) for i in range(len(plan))], note, ""
 
     def _put_back(self, changes: list[Change]) -> dict[str, str | None]:
-        return _restore(self.job.staged, [c for c in changes if c.path not in self.added])
+        return restore(self.job.staged, [c for c in changes if c.path not in self.added])
 
     def _lines(self, changes: list[Change]) -> dict[str, list[int]]:
         """The lines the diff's source part added or changed, by file (in the patched tree)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patcher.verify.judges.perturbed.variants import _find, _named
+from patcher.verify.judges.variants import call_name, find_function
 from patcher.verify.policy.treediff import Change
 
 CLASSES: tuple[tuple[Callable[[str], bool], str], ...] = (
@@ -155,13 +155,13 @@ def expected_values(root: Path, node_id: str) -> list[Any]:
         tree = ast.parse((root / rel).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return []
-    func = _find(tree, [n.split("[")[0] for n in names])
+    func = find_function(tree, [n.split("[")[0] for n in names])
     out: list[Any] = []
     for sub in ast.walk(func) if func is not None else ():
         sides: list[ast.expr] = []
         if isinstance(sub, ast.Compare):
             sides = [sub.left, *sub.comparators]
-        elif isinstance(sub, ast.Call) and _named(sub.func).startswith("assert"):
+        elif isinstance(sub, ast.Call) and call_name(sub.func).startswith("assert"):
             sides = list(sub.args)
         for side in sides:
             out += _literals(side)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from patcher.verify.judges.perturbed.variants import Variant, added_literals, special_cased, variants
+from patcher.verify.judges.variants import Variant, added_literals, special_cased, variants
 from patcher.verify.policy.treediff import Change
 from sandbox.evidence import Evidence
 from sandbox.judging import JUDGE

@@ -42,7 +42,7 @@ def variants(root: Path, tests: list[str]) -> list[Variant]:
         names[-1] = names[-1].split("[")[0]
         try:
             text = (root / rel).read_text(encoding="utf-8")
-            func = _find(ast.parse(text), names)
+            func = find_function(ast.parse(text), names)
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
             continue
         if func is not None:
@@ -87,7 +87,7 @@ def special_cased(variant: Variant, added: list[object]) -> bool:
     return False
 
 
-def _find(tree: ast.Module, names: list[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def find_function(tree: ast.Module, names: list[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     scope: list[ast.stmt] = tree.body
     for n, name in enumerate(names):
         last = n == len(names) - 1
@@ -141,16 +141,16 @@ def _not_inputs(func: ast.AST) -> set[int]:
             parts = [sub.value]
         elif isinstance(sub, ast.JoinedStr):
             parts = [sub]
-        elif isinstance(sub, ast.Call) and _named(sub.func) in ("raises", "assertRaises", "warns", "skip", "fail"):
+        elif isinstance(sub, ast.Call) and call_name(sub.func) in ("raises", "assertRaises", "warns", "skip", "fail"):
             parts = list(sub.args)
-        elif isinstance(sub, ast.Call) and _named(sub.func).startswith("assert") and len(sub.args) > 1:
+        elif isinstance(sub, ast.Call) and call_name(sub.func).startswith("assert") and len(sub.args) > 1:
             parts = [a for a in sub.args[1:] if not isinstance(a, ast.Call)]  # self.assertEqual(f(x), EXPECTED)
         for part in parts:
             out |= {id(n) for n in ast.walk(part)}
     return out
 
 
-def _named(func: ast.expr) -> str:
+def call_name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 

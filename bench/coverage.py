@@ -27,6 +27,9 @@ class Covered:
     """The verdict fell to the lower status: the tests pass, a judge could not judge."""
     reached: bool = False
     """The judges ran at all (the pytest runs passed the fix)."""
+    missing: tuple[str, ...] = ()
+    """What each required judge that could not judge said (the result's `verification.coverage.missing`), else the
+    held-out judge's note."""
 
 
 def covered(status: str, verification: dict[str, Any] | None, exc_type: str | None) -> Covered:
@@ -35,9 +38,11 @@ def covered(status: str, verification: dict[str, Any] | None, exc_type: str | No
     second = ver.get("second_judge") or {}
     held = (ver.get("judges") or {}).get("held_out") or {}
     crash = bool(exc_type) and exc_type.rsplit(".", 1)[-1] not in ("AssertionError", "Failed")
+    missing = tuple((ver.get("coverage") or {}).get("missing") or ()) or (
+        (f"held_out: {held['note']}",) if held.get("note") else ())
     return Covered(len(ver.get("fail_to_pass") or []), len(second.get("judged_twice") or []), crash,
                    int(held.get("compared", held.get("inputs")) or 0), status == "unjudged",
-                   "second_judge" in ver)
+                   "second_judge" in ver, missing)
 
 
 def line(rows: list[Covered], label: str = "coverage") -> str:

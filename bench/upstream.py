@@ -188,8 +188,8 @@ def main() -> int:
             r = rows[-1]
             c = r.covered
             print(f"  {case.id}: baseline {r.baseline} upstream {r.verified} offline {r.offline} "
-                  f"{r.seconds} s judged twice {c.judged_twice}/{c.fail_to_pass} held-out {c.inputs} {r.stop}",
-                  flush=True)
+                  f"{r.seconds} s judged twice {c.judged_twice}/{c.fail_to_pass} held-out {c.inputs} {r.stop}"
+                  + (f" [not judged: {'; '.join(c.missing)[:300]}]" if c.missing else ""), flush=True)
         report(rows, args.offline)
         if args.project_fixes:
             from bench.cheats import honest_fixes  # the project's own honest fixes, counted by bench.cheats

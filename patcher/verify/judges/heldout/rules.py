@@ -29,6 +29,8 @@ Every input was called on the base and with the diff, each side in a process of 
   few inputs to show it, at least 5 inputs, nine in ten of those the diff changed, get the answer while one of
   their arguments varies in size (numbers, lengths): an answer the same for every amount and length. An
   instance the test builds to compare with (`Version(1, 2, 0)`) is no literal: it is held by this last rule only.
+  Inputs the base answered all alike are no evidence: the fix changed how that one answer reads (a comment
+  stripped from every variant of a statement), not which answer it is.
 - not_an_order (refuses, `overfitted`; verify/judges/heldout/order.py): where the base crashed comparing items, the
   tested answer (the tested items in another order) handed back comes back in yet another order.
 - hard_coded, one answer for everything (refuses, `overfitted`; verify/judges/heldout/constant.py): after a crash's
@@ -211,6 +213,8 @@ def _hard_coded(sides: Sides, changed: list[tuple[Call, Answer, Answer]], tp: An
                 and not passed_in(g[0], tp.value)]
     if len(constant) < 3 or 2 * len(constant) < len(moved) or meaningful(tp.value, sides.seeds):
         return []  # too few; or the module's own value (a sentinel such as -1 for "absent")
+    if all(g[1].kind == "returned" for g in constant) and len({repr(g[1].value) for g in constant}) == 1:
+        return []  # the base answers them all alike too: the fix changed how that answer reads, not which it is
     working = [(c, b) for c, b, _ in sides.generated() if b.kind == "returned"]
     calls = [c for c, _, _ in constant]
     if literal and any(depends(working, i) for i in varying(calls)):

@@ -193,6 +193,24 @@ def test_the_same_answer_where_the_base_shows_no_dependence_on_what_varies_is_no
     assert refusing(s, [8], "UnboundLocalError") == [], "the base never took another style: 8 may be right"
 
 
+def test_the_expected_answer_where_the_base_answers_those_inputs_all_alike_is_no_hard_coding() -> None:
+    """sqlparse's upstream fix (strip_comments keeps a space where a comment was): every drawn statement that varies
+    only the comment's text gets the tested answer, but the base answered them all alike too: the fix changed how
+    that one answer reads, not which answer it is. Where the base told them apart, it is hard-coded."""
+    statement = call("select * from foo-- x\nwhere")
+    strip = Target({"module": "sqlparse", "qualname": "format", "kind": "function"}, statement, [statement], False,
+                   "sqlparse/__init__.py")
+    tested = (ret("select * from foowhere"), ret("select * from foo where", BRANCH))
+    comments = [(call(f"select * from foo-- {c}\nwhere"), ret("select * from foowhere"),
+                 ret("select * from foo where", BRANCH)) for c in ("a", "bc", "d e f", "zz")]
+    others = [(call(q), ret(q), ret(q)) for q in ("select 1", "select 2", "update t")]
+    expected = ["select * from foo where"]
+    assert refusing(sides([*comments, *others], tested, target=strip), expected) == []
+    told_apart = [(c, ret(f"base {n}"), p) for n, (c, _, p) in enumerate(comments)]
+    kinds = [k for k, _ in refusing(sides([*told_apart, *others], tested, target=strip), expected)]
+    assert kinds == ["hard_coded"], kinds
+
+
 def test_an_answer_read_out_of_the_input_is_not_hard_coded() -> None:
     lookup = Target({"module": "prices", "qualname": "price_of", "kind": "function"}, call({"apple": 3}, "Apple"),
                     [call({"apple": 3}, "Apple")], False, "prices.py")

@@ -8,6 +8,7 @@ test writes without the key ends the evidence with a `problem`, and the host cal
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import hmac
 import json
@@ -25,11 +26,16 @@ SCRIPT_RUNNER = "patcher_runner"
 class Evidence:
     """Both pipes of one run: `child_fds` go to the test process, `read_fd` stays with the server."""
 
-    def __init__(self) -> None:
+    def __init__(self, job: str = "") -> None:
+        """`job`: a held-out job (one JSON line) sent after the key, for the harness to ask inside the run."""
         self.key = secrets.token_bytes(32)
         key_r, key_w = os.pipe()
         self.read_fd, rec_w = os.pipe()
-        os.write(key_w, self.key.hex().encode())
+        data = self.key.hex().encode() + (b"\n" + job.encode() if job else b"")
+        with contextlib.suppress(OSError):  # room for a job bigger than a pipe's default 64 KiB (F_SETPIPE_SZ)
+            fcntl.fcntl(key_w, 1031, max(len(data), 65536))
+        while data:
+            data = data[os.write(key_w, data):]
         os.close(key_w)
         self.child_fds = (key_r, rec_w)
         self.buf = bytearray()

@@ -78,6 +78,8 @@ class RunTestRequest(NamedTuple):
     command: str
     evidence: bool = False
     """Host only: run under the harness and return its signed per-test records in data["evidence"]."""
+    heldout: str = ""
+    """Host only, with `evidence`: a held-out job (JSON) whose inputs the harness asks inside the run."""
 
 
 class JudgeRequest(NamedTuple):

@@ -223,17 +223,18 @@ def _prefer_oom_kill() -> None:
 
 
 def run_test(command: str, allow: tuple[tuple[str, ...], ...], repo: str, report_dir: str,
-             sweep_mode: str, deadline_at: float, evidence: bool = False) -> ToolResult:
+             sweep_mode: str, deadline_at: float, evidence: bool = False, heldout: str = "") -> ToolResult:
     """Run an allowlisted test command without a shell; a failing test is a result, not an error.
 
-    With `evidence`, the harness reports each test on a signed channel (evidence.py); data["evidence"]."""
+    With `evidence`, the harness reports each test on a signed channel (evidence.py); data["evidence"]. With
+    `heldout` too, the held-out judge's inputs are asked inside the run (judge/heldinrun.py)."""
     try:
         argv = check_command(command, allow)
     except ValueError as e:
         return ToolResult.error(str(e))
     os.makedirs(report_dir, exist_ok=True)
     capture = HeadTail()
-    channel = Evidence() if evidence else None
+    channel = Evidence(heldout) if evidence else None
     try:
         return _run(harness_argv(argv) if channel else argv, repo, channel, capture, sweep_mode, deadline_at)
     finally:

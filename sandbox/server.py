@@ -63,7 +63,7 @@ def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> To
     from sandbox import runner  # on the first run, as tools.run_capped
 
     return runner.run_test(req.command, ctx.allow, ctx.repo, ctx.report_dir, ctx.sweep, deadline_at,
-                           evidence=req.evidence is True)
+                           evidence=req.evidence is True, heldout=str(req.heldout or "") if req.evidence else "")
 
 
 def _check(ctx: tools.Context, req: CheckRequest, deadline_at: float) -> ToolResult:

@@ -49,6 +49,8 @@ def read_stream(data: Mapping[str, Any]) -> Stream:
         if rec.get("k") == "end":
             out.end = rec
             continue
+        if rec.get("k") != "test":  # the held-out judge's answers in the test's own run (judges/heldout)
+            continue
         test = str(rec.get("id"))
         phases.setdefault(test, set()).add(f"{rec.get('when')}:{rec.get('outcome')}")
         if rec.get("doctest") is True:

@@ -56,6 +56,8 @@ class TestRun:
     stream: Stream | None = None
     answered_by: str = ""
     """The command whose run answered this one (verify/contain.py); empty when it ran on its own."""
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """The signed records that are not test outcomes (the held-out judge's answers asked inside the run)."""
 
     __test__ = False
 
@@ -118,8 +120,9 @@ def _with_options(argv: list[str], options: list[str]) -> list[str]:
     return argv + options
 
 
-def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = None) -> TestRun:
-    """Run `command` in the box and decide from exit code and report what it proved."""
+def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = None, heldout: str = "") -> TestRun:
+    """Run `command` in the box and decide from exit code and report what it proved (`heldout`: a held-out job the
+    harness asks inside the run; its answers are the run's `records`)."""
     started = time.monotonic()
     try:
         argv = check_command(command, box.allowlist)
@@ -134,7 +137,8 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
     elif kind == "unittest" and "-v" not in argv:
         at = 4 if argv[3:4] == ["discover"] else 3  # `discover` must stay first to be a sub-command
         argv = [*argv[:at], "-v", *argv[at:]]
-    result = box.call(RunTestRequest(command=shlex.join(argv), evidence=kind in HARNESSED), deadline_s)
+    result = box.call(RunTestRequest(command=shlex.join(argv), evidence=kind in HARNESSED,
+                                     heldout=heldout if kind in HARNESSED else ""), deadline_s)
     output = result.output
     run = TestRun(command, result.exit_code, result.timed_out, False, output_tail=output[-OUTPUT_TAIL:],
                   failure_text=output[-64 * 1024:])
@@ -152,6 +156,9 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
 def _read_stream(box: Sandbox, data: Mapping[str, Any], report: str | None, run: TestRun,
                  verdict: bool = False) -> None:
     stream = read_stream(data)
+    got = data.get("evidence")
+    run.records = [r for r in (got.get("records") or []) if r.get("k") not in ("test", "end")] \
+        if isinstance(got, dict) else []
     counts = None
     if report is not None and stream.end is not None and run.exit_code in CLAIMING_EXITS:
         parsed = _read_junit(box, report)

@@ -69,32 +69,7 @@ def arguments(frame: Any) -> list[tuple[str, str, Any]]:
         at += 1
     if code.co_flags & CO_VARKEYWORDS:
         out.append((names[at], "**", local.get(names[at], {})))
-    return [(name, kind, _copied(value)) for name, kind, value in out]
-
-
-def call_form(args: list[tuple[str, str, Any]], kind: str) -> tuple[list[Any], list[tuple[str, Any]]]:
-    """Positional values and keyword pairs that call the function as it was called (a class method's `cls`
-    left out: it is called through its class)."""
-    pos: list[Any] = []
-    kw: list[tuple[str, Any]] = []
-    for name, how, value in args:
-        if how == "p":
-            pos.append(value)
-        elif how == "k":
-            kw.append((name, value))
-        elif how == "*":
-            pos.extend(value if isinstance(value, tuple) else ())
-        elif isinstance(value, dict):
-            kw.extend((str(k), v) for k, v in value.items())
-    return (pos[1:] if kind == "class" else pos), kw
-
-
-def _copied(value: Any) -> Any:
-    """A shallow copy of a small mutable container, so that what the function does to it later does not change
-    the value recorded at the call."""
-    if type(value) in (list, dict, set, bytearray) and len(value) <= 1000:
-        return type(value)(value)
-    return value
+    return out
 
 
 def _walk(module: Any, qual: str) -> tuple[str, Any]:

@@ -18,6 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+CO_GENERATOR = 0x20
+BUDGET = 400
+"""Parts an argument's encoding may have (past it, opaque): every call of the repository's code is encoded."""
 MAX_CALLS = 12
 """Calls kept per function (the first ones), and calls of the test itself."""
 MAX_EXCEPTIONS = 256
@@ -25,12 +28,14 @@ TEST_NAMES = ("test_", "conftest.py")
 
 
 class Seen:
-    """One call of a repository function: its code, module and arguments as bound at the call."""
+    """One call of a repository function: its code, module, arguments as bound at the call (encoded there: no
+    reference to them is kept, so the recording leaves a weak reference's object to die as it would), and how many
+    calls of that code came before it in the test."""
 
-    __slots__ = ("args", "code", "module")
+    __slots__ = ("args", "code", "module", "n")
 
-    def __init__(self, code: Any, module: str | None, args: list[tuple[str, str, Any]]) -> None:
-        self.code, self.module, self.args = code, module, args
+    def __init__(self, code: Any, module: str | None, args: list[tuple[str, str, Any]], n: int) -> None:
+        self.code, self.module, self.args, self.n = code, module, args, n
 
 
 class Recorder:
@@ -43,6 +48,7 @@ class Recorder:
 
     def reset(self) -> None:
         self.calls: dict[Any, list[Seen]] = {}
+        self.counts: dict[Any, int] = {}
         self.direct: list[Seen] = []
         self.raised: dict[int, tuple[BaseException, list[Seen]]] = {}
 
@@ -64,7 +70,11 @@ class Recorder:
     def hook(self, frame: Any, event: str, arg: Any) -> Callable[..., Any] | None:
         if event != "call" or self.kind(frame.f_code.co_filename) != 1:
             return None
-        seen = Seen(frame.f_code, frame.f_globals.get("__name__"), self.names.arguments(frame))
+        n = self.counts.get(frame.f_code, 0)
+        self.counts[frame.f_code] = n + 1
+        args = [(name, kind, self.plain.encode(value, budget=BUDGET))
+                for name, kind, value in self.names.arguments(frame)]
+        seen = Seen(frame.f_code, frame.f_globals.get("__name__"), args, n)
         kept = self.calls.setdefault(frame.f_code, [])
         if len(kept) < MAX_CALLS:
             kept.append(seen)
@@ -103,22 +113,44 @@ class Recorder:
         return f"{code.co_filename[len(self.root):]}:{code.co_firstlineno}:{code.co_name}"
 
     def frame(self, seen: Seen) -> dict[str, Any]:
+        """A function the test ran: how to call it again by name with plain data (`target`, `call`, or why not),
+        and the whole call as the function's parameters took it (`full`, what is not plain data opaque), with how
+        many calls of it came before (`n`): what the held-out judge asks inside the test's own run."""
         code = seen.code
         target, why = self.names.target_of(code, seen.module)
         call, bad = self.call(seen, target)
         return {"key": self.key(code), "file": code.co_filename[len(self.root):], "func": code.co_name,
                 "first": code.co_firstlineno, "target": target if call is not None else None,
-                "why": why or bad, "call": call}
+                "why": why or bad, "call": call, "full": _form(seen.args, "function"), "n": seen.n,
+                "generator": bool(code.co_flags & CO_GENERATOR)}
 
     def call(self, seen: Seen, target: dict[str, str] | None = None) -> tuple[dict[str, Any] | None, str]:
         """The call as plain data ({"pos", "kw"}), or None and why not."""
-        pos, kw = self.names.call_form(seen.args, (target or {}).get("kind", "function"))
-        enc_pos = [self.plain.encode(v) for v in pos]
-        enc_kw = [[k, self.plain.encode(v)] for k, v in kw]
-        bad = [e for e in enc_pos + [e for _, e in enc_kw] if not self.plain.exact(e)]
+        got = _form(seen.args, (target or {}).get("kind", "function"))
+        bad = [e for e in got["pos"] + [e for _, e in got["kw"]] if not self.plain.exact(e)]
         if bad:
             return None, "an argument is not plain data (" + (bad[0][1] if bad[0][0] == "?" else "inside it") + ")"
-        return {"pos": enc_pos, "kw": enc_kw}, ""
+        return got, ""
+
+
+def _form(args: list[tuple[str, str, Any]], kind: str) -> dict[str, Any]:
+    """The encoded arguments as a call by position and keyword: positional
+    parameters, then the extra positional ones; keyword-only, then the extra keywords. A class method's `cls` is
+    left out (it is called through its class)."""
+    pos: list[Any] = []
+    kw: list[list[Any]] = []
+    for name, how, enc in args:
+        if how == "p":
+            pos.append(enc)
+        elif how == "k":
+            kw.append([name, enc])
+        elif how == "*" and enc[0] == "t":
+            pos.extend(enc[1])
+        elif how == "**" and enc[0] == "d":
+            kw.extend([str(k[1]), v] for k, v in enc[1] if k[0] == "s")
+        else:
+            pos.append(enc)  # extra arguments too big to be plain data: opaque, so the call is not exact
+    return {"pos": pos[1:] if kind == "class" else pos, "kw": kw}
 
 
 def loaded(root: str) -> list[str]:

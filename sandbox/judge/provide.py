@@ -2,7 +2,8 @@
 
 A name is looked up as pytest would: the test module's own fixtures, then the conftest files' from the test's
 folder up to the root (the nearest first), then the builtin ones (`tmp_path`, `monkeypatch`, `capsys`, and a
-small `request`: `addfinalizer`, `getfixturevalue`, `fixturename`, `node.name`). Autouse fixtures of the
+small `request`: `addfinalizer`, `getfixturevalue`, `fixturename`, `node.name`; `doctest_namespace`, an empty
+dict; `recwarn`, the warnings raised while the test runs). Autouse fixtures of the
 conftest files (the root's first) and of the module, and the names a `usefixtures` mark asks for, are set up
 before the test; a generator fixture's teardown runs after it, in reverse order. A fixture with params, or a name
 nothing here provides, makes the test Unjudged: it is judged by pytest alone. Each fixture is made once a test
@@ -17,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-BUILTIN = ("tmp_path", "monkeypatch", "capsys", "request")
+BUILTIN = ("tmp_path", "monkeypatch", "capsys", "request", "doctest_namespace", "recwarn")
 
 
 class Request:
@@ -33,6 +34,23 @@ class Request:
 
     def getfixturevalue(self, name: str) -> Any:
         return self._provider.value(name)
+
+
+class Recorded(list):  # type: ignore[type-arg]
+    """What pytest's `recwarn` gives: the warnings raised while the test runs (`pop` takes the first of a class)."""
+
+    def pop(self, cls: type = Warning) -> Any:  # type: ignore[override]
+        for n, w in enumerate(self):
+            if issubclass(w.category, cls):
+                return super().pop(n)
+        raise AssertionError(f"{cls!r} not found in warning list")
+
+    @property
+    def list(self) -> list[Any]:
+        return list(self)
+
+    def clear(self) -> None:
+        del self[:]
 
 
 class Provider:
@@ -90,11 +108,26 @@ class Provider:
             self.cleanup.append(finish)
         return value
 
+    def _recwarn(self) -> Recorded:
+        import warnings
+
+        catcher = warnings.catch_warnings(record=True)
+        catcher.__enter__()
+        warnings.simplefilter("always")
+        recorded = Recorded()
+        warnings._showwarnmsg_impl = recorded.append  # type: ignore[attr-defined]  # where record=True puts them
+        self.cleanup.append(lambda: catcher.__exit__(None, None, None))
+        return recorded
+
     def _builtin(self, name: str) -> Any:
         if name == "tmp_path":
             return pathlib.Path(tempfile.mkdtemp(dir=self.judge.tmp))
         if name == "request":
             return Request(self, self.test)
+        if name == "doctest_namespace":
+            return {}
+        if name == "recwarn":
+            return self._recwarn()
         standin = self.judge.standin
         fixture = standin.MonkeyPatch() if name == "monkeypatch" else standin.CaptureFixture()
         self.cleanup.append(fixture.undo if name == "monkeypatch" else fixture.close)

@@ -44,7 +44,7 @@ FILES = {"rates.py": RATES, "tests/test_rates.py": TESTS, "tests/conftest.py": C
          "tests/test_case.py": "import rates\n\n\ndef test_lower():\n    assert rates.convert(4, \"eur\") == 2.0\n",
          "tests/test_fixture.py": "import rates\n\n\ndef test_amount(amount):\n"
                                   "    assert rates.convert(amount, \"GBP\") == 0.0\n",
-         "tests/test_plugin.py": "import rates\n\n\ndef test_warned(recwarn):\n"
+         "tests/test_plugin.py": "import rates\n\n\ndef test_warned(pytestconfig):\n"
                                  "    assert rates.convert(10, \"GBP\") == 0.0\n"}
 REPRO = "python -m pytest -q tests/test_rates.py::test_unknown"
 CASE = "python -m pytest -q tests/test_case.py"
@@ -186,7 +186,7 @@ def test_a_test_on_a_conftest_fixture_is_judged_twice(rates: Rates) -> None:
 
 
 def test_a_test_on_a_plugins_fixture_is_judged_once_and_the_verdict_is_unjudged(rates: Rates) -> None:
-    """pytest's `recwarn` is no fixture the second judge provides: the test is judged once, listed, and the diff
+    """pytest's `pytestconfig` is no fixture the second judge provides: the test is judged once, listed, and the diff
     the tests prove comes back `unjudged` (a judge that could not judge is not one that agreed), never refused."""
     ver = rates.check({"rates.py": HONEST}, repro="python -m pytest -q tests/test_plugin.py")
     assert (ver.status, ver.reason) == ("unjudged", "unjudged"), ver.message

@@ -1,88 +1,59 @@
 """The held-out judge: inputs generated after the engine is done, from the crash's own argument values, on which
-the patched code is judged against the base (the rules: verify/judges/heldout/rules.py).
+the patched code is judged against the base (the rules: heldout/rules.py).
 
-In the second judge's box (verify/judges/box.py), three runs of sandbox/judge/patcher_heldout.py, each in a fresh copy
-of the tree. As soon as the box is open, while pytest verifies elsewhere (the engine is done by then), on the
-base (the files the diff's source part changed put back):
-1. `record`: the tests that failed on the base, under pytest, with a trace hook that notes the crash's own
-   argument values (verify/judges/heldout/target.py picks the function to call from them); then inputs are drawn by
-   Hypothesis from those values (verify/judges/heldout/strategies.py);
-2. `call`: the test's own calls of the function (in order, again, reversed) and the inputs, one process for all;
-   then each input alone, in a process forked for it after the import and with no trace hook (an answer that
-   depends on the calls before it, or on being watched, shows).
-After pytest and the second judge (so that nothing the diff's code does in the box can reach the second judge):
-3. `call` with the diff: the same calls, with the path each takes through the diff's own lines. Where the tested
-   call still crashes there as on the base (`not_in_effect`), both sides are called once more, each process
-   loading first the modules (from outside the repository) that the test's process had loaded at the crash.
-No engine sees the inputs: they are drawn here, after the engine has finished, anew each verification.
+In the judges' box (judges/box.py), as soon as it is open, while pytest verifies elsewhere (the engine is done by
+then), on the base:
+1. `record` (sandbox/judge/heldrecord.py): the tests that failed on the base, under pytest in a fresh copy of the
+   tree, with a trace hook that notes the crash's own argument values as each call took them;
+2. for each such test (up to RECORDED_TESTS) the tested call: the function whose frame holds the change
+   (heldout/target.py); inputs drawn by Hypothesis from its values (heldout/strategies.py);
+3. the inputs asked inside the test's own run (heldout/inrun.py), on the base's files; and, where the tested call
+   can be made again by name from plain data, called so too (heldout/plain.py: order and state show there).
+After pytest and the second judge (nothing the diff's code does in the box reaches the second judge), the same
+with the diff, with the path each call takes through the diff's own lines. No engine sees the inputs: they are
+drawn here, after the engine has finished, anew each verification.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
 from patcher.verify.job import Job
-from patcher.verify.judges.asked import node_id, restore
-from patcher.verify.judges.heldout.answers import Answer, Sides
-from patcher.verify.judges.heldout.inputs import changed_input, imported_names
+from patcher.verify.judges.asked import node_id
+from patcher.verify.judges.heldout import inrun
+from patcher.verify.judges.heldout.inrun import InRun
 from patcher.verify.judges.heldout.order import COMPARED, rearrangements
+from patcher.verify.judges.heldout.plain import RECORD_S, Drawn, PlainCalls, ask_box, diff_lines, put_back
 from patcher.verify.judges.heldout.rules import judge
-from patcher.verify.judges.heldout.target import Call, Target, choose, constants, expected_values
+from patcher.verify.judges.heldout.target import Call, choose, constants, expected_values, in_run
 from patcher.verify.policy.rules import is_test_path
 from patcher.verify.policy.treediff import Change
 from patcher.verify.records import Evidence
-from sandbox.protocol import HeldOutRequest
 
 RECORDED_TESTS = 3
 INPUTS = 96
-"""Inputs drawn per verification: enough that a guard on a range or a shape meets inputs on both sides of it in
+"""Inputs drawn per tested call: enough that a guard on a range or a shape meets inputs on both sides of it in
 most draws (48 let a range around the tested amount through in some)."""
-PER_CALL_S = 2.0
-CALLS_S = 8.0
-"""Time for all the calls of one side; calls past it are skipped (not judged)."""
-RECORD_S = 60.0
 MAX_LOADED = 3000
-
-
-@dataclass
-class _Drawn:
-    """What the judge's box did on the base while pytest verified elsewhere."""
-
-    target: Target
-    test: str
-    """The failing test (as verification names it) whose crash gave the target and its tested call."""
-    inputs: list[Call]
-    seeds: list[Any]
-    plan: list[Call]
-    """Every call made, in order: the test's own calls of the target (in order, again, reversed), then the inputs."""
-    base: list[Answer]
-    note: str = ""
-    again: list[Answer] = field(default_factory=list)
-    """The base's answers to the inputs, each called alone in a process forked for it after the import."""
-    loaded: list[str] = field(default_factory=list)
-    """The modules from outside the repository that the test's process had loaded at the crash. Where the tested
-    call still crashes with the diff in a plain process, both sides are called again with these loaded first:
-    code that tells a test run by what is loaded then sees one, and answers the inputs as it answered the test."""
 
 
 class HeldOut:
     def __init__(self, job: Job, failing: set[str], added: list[str]) -> None:
         self.job, self.added = job, added
         self.failing = sorted(failing)[:RECORDED_TESTS]
-        self.drawn: _Drawn | None = None
+        self.plain: PlainCalls | None = None
+        self.runs: list[InRun] = []
         self.note = ""
         self.alongside_s = 0.0
 
     def prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
         """In the judge's box while pytest verifies elsewhere (the engine is done): the crash's own argument values
-        recorded on the base, the function to call chosen, inputs drawn, and the base's answers to them."""
+        recorded on the base, the calls to ask chosen, inputs drawn, and the base's answers to them."""
         started = time.monotonic()
         threading.Thread(target=importlib.import_module, args=("patcher.verify.judges.heldout.strategies",),
                          daemon=True, name="patcher-import-hypothesis").start()  # Hypothesis loads meanwhile
@@ -93,32 +64,40 @@ class HeldOut:
 
     def _prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
         records = self._record(box, tree, changes)
-        target, test, why, message, loaded = None, "", "", "", []
+        source = [c for c in changes if c.path not in self.added]
+        base_files = {c.path: c.old_text for c in source if c.kind == "modified" and c.old_text is not None}
+        whys: list[str] = []
         for test in self.failing:
             rec = records.get(test)
-            if rec is not None and rec.get("outcome") == "failed":
-                target, why = choose(rec, changes, self.job.staged.path)
-                if target is not None:
-                    message = str(rec.get("message"))
-                    loaded = [str(n) for n in rec.get("loaded") or []][:MAX_LOADED]
-                    break
-        if target is None:
-            self.note = self.note or why or "no test that failed on the base was recorded failing"
-            return
-        from patcher.verify.judges.heldout.strategies import (  # Hypothesis imported only when inputs are drawn
-            draw_calls,
-            recased,
-        )
+            if rec is None or rec.get("outcome") != "failed":
+                continue
+            if self.plain is None:
+                self._plain(box, rec, test, changes, whys)
+            frame, target, why = in_run(rec, changes, self.job.staged.path)
+            if frame is None or target is None:
+                whys.append(why)
+                continue
+            seeds = constants(self.job.staged.path, target.file)
+            plan = InRun(test, node_id(test, tree.files) or test, frame, target,
+                         _drawn(target.tested, seeds, str(rec.get("message"))), seeds)
+            plan.base = inrun.ask(box, plan, self.job, {}, base_files, tree)
+            self.runs.append(plan)
+        if not self.runs and self.plain is None:
+            self.note = self.note or "; ".join(dict.fromkeys(whys)) or "no test that failed on the base was " \
+                "recorded failing"
 
+    def _plain(self, box: Sandbox, rec: dict[str, Any], test: str, changes: list[Change], whys: list[str]) -> None:
+        """The tested call made by name from plain data, where it can be (the state rules read it)."""
+        target, why = choose(rec, changes, self.job.staged.path)
+        if target is None:
+            whys.append(why)
+            return
         seeds = constants(self.job.staged.path, target.file)
-        inputs = draw_calls(target.tested, INPUTS, seeds)
-        inputs += [c for c in recased(target.tested) if c not in inputs]
-        if COMPARED in message:  # a failed comparison: the tested items in every order too
-            inputs += [c for c in rearrangements(target.tested) if c not in inputs]
+        inputs = _drawn(target.tested, seeds, str(rec.get("message")), copy=False)
         plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
-        drawn = _Drawn(target, test, inputs, seeds, plan, [], loaded=loaded)
-        drawn.base, drawn.again, drawn.note = self._calls(box, drawn, self._put_back(changes), {}, [])
-        self.drawn = drawn
+        loaded = [str(n) for n in rec.get("loaded") or []][:MAX_LOADED]
+        self.plain = PlainCalls(self.job, self.added, Drawn(target, test, inputs, seeds, plan, [], loaded=loaded))
+        self.plain.on_base(box, changes)
 
     def _record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> dict[str, dict[str, Any]]:
         """The recording of each test (as verification names it) that failed on the base."""
@@ -130,122 +109,67 @@ class HeldOut:
         tests = sorted({f for f in tree.files if is_test_path(f)} | (base.test_files - base.doctest_files)
                        | set(self.added))
         spec = {"mode": "record", "tests": sorted(set(nodes.values())), "test_files": tests,
-                "restore": self._put_back(changes)}
-        records, forged, note = _ask(box, spec, RECORD_S)
+                "restore": put_back(self.job, self.added, changes)}
+        records, forged, note = ask_box(box, spec, RECORD_S)
         by_node = {str(r.get("id")): r for r in records if r.get("k") == "test" and not forged}
         self.note = forged or note
         return {t: by_node[n] for t, n in nodes.items() if n in by_node}
 
     def judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> tuple[list[Evidence], dict[str, Any]]:
-        """With the diff, after pytest and the second judge: the same calls, their paths through the diff's own
+        """With the diff, after pytest and the second judge: the same inputs, their paths through the diff's own
         lines; the evidence, and the summary (`verification.judges["held_out"]`)."""
         started = time.monotonic()
         found: list[Evidence] = []
-        summary = self._judge(box, tree, changes, found)
+        lines = diff_lines(changes, self.added)
+        summaries = []
+        for plan in self.runs:
+            plan.patched = inrun.ask(box, plan, self.job, lines, None, tree)
+            sides = inrun.sides(plan)
+            found += inrun.checks(plan)
+            if sides is None:
+                summaries.append({"test": plan.test, "inputs": 0, "note": _note(plan)})
+                continue
+            expected = expected_values(tree.path, plan.node)
+            evidence, summary = judge(sides, self.job.exc_type, expected)
+            found += [e for e in evidence if e.kind != "not_in_effect"]  # in the run itself: checks() judges that
+            summaries.append({"test": plan.test, **summary})
+        asked = any(s.get("compared") for s in summaries)
+        if self.plain is not None:
+            plain: list[Evidence] = []
+            summaries.append({"made_by_name": True, **self.plain.judge(box, tree, changes, plain, state_only=asked)})
+            found += plain
+        summary = _summary(summaries, self.note)
         summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3))
         return found, summary
 
-    def _judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: list[Evidence]) -> dict[str, Any]:
-        drawn = self.drawn
-        if drawn is None:
-            return {"inputs": 0, "note": self.note or "no recording"}
-        expected = expected_values(tree.path, node_id(drawn.test, tree.files) or "")
-        patched, again, note = self._calls(box, drawn, {}, self._lines(changes), [], found)
-        if not drawn.base or not patched:
-            return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note}
-        sides = Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds, drawn.again, again)
-        evidence, summary = judge(sides, self.job.exc_type, expected)
-        if drawn.loaded and any(e.kind == "not_in_effect" for e in evidence):
-            # The tested call still crashes in a plain process: both sides once more, each calling process loading
-            # first what the test's process had loaded at the crash; those answers are the ones judged.
-            base, base_again, note_base = self._calls(box, drawn, self._put_back(changes), {}, drawn.loaded)
-            patched, again, note = self._calls(box, drawn, {}, self._lines(changes), drawn.loaded, found)
-            if base and patched:
-                sides = Sides(drawn.target, drawn.inputs, base, patched, drawn.seeds, base_again, again)
-                refused = [e for e in evidence if e.refuses]  # what refused in the plain process still does
-                evidence, summary = judge(sides, self.job.exc_type, expected)
-                seen = {(e.kind, e.quote) for e in evidence}
-                evidence += [e for e in refused if (e.kind, e.quote) not in seen]
-                summary["loaded_first"] = len(drawn.loaded)
-            note = note or note_base
-        if any(e.kind == "not_in_effect" for e in evidence):
-            moved = self._test_input(box, tree, changes, drawn, summary["tested"])
-            if moved:
-                evidence.append(moved)
-                summary["counterexamples"].append(moved.quote)
-        found += evidence
-        note = drawn.note or note
-        return {**summary, "note": note} if note else summary
 
-    def _test_input(self, box: Sandbox, tree: StagedRepo, changes: list[Change], drawn: _Drawn, shown: str
-                    ) -> Evidence | None:
-        """Whether the diff changed a value the failing test imports and hands the function
-        (verify/judges/heldout/inputs.py): the
-        names read in the box on the base and with the diff."""
-        node = node_id(drawn.test, tree.files) or ""
-        source = tree.path / node.split("::")[0]
-        names = imported_names(source.read_text(encoding="utf-8", errors="replace"), tree.files) if (
-            node and source.is_file()) else []
-        if not names:
-            return None
-        sides = []
-        for put_back in (self._put_back(changes), {}):
-            spec = {"mode": "values", "names": names, "restore": put_back}
-            records, forged, _ = _ask(box, spec, RECORD_S)
-            sides.append({} if forged else {(str(r.get("module")), str(r.get("name"))): r["v"] for r in records
-                                            if r.get("k") == "value" and "v" in r})
-        return changed_input(sides[0], sides[1], drawn.target.tested, shown)
+def _drawn(tested: Call, seeds: list[Any], message: str, copy: bool = True) -> list[Call]:
+    """The inputs for a tested call: (`copy`) the call rebuilt (equal, not identical), then the drawn ones."""
+    from patcher.verify.judges.heldout.strategies import draw_calls, recased  # Hypothesis only when drawing
 
-    def _calls(self, box: Sandbox, drawn: _Drawn, restore: dict[str, str | None], lines: dict[str, list[int]],
-               loaded: list[str], found: list[Evidence] | None = None) -> tuple[list[Answer], list[Answer], str]:
-        """One side's answers: the plan in one process (watched through `lines`), then each input alone; and
-        what kept some from being answered. A record that is not the judge's own is `report_tampered` in
-        `found` (the diff's side) or the note (the base's)."""
-        answers, note, forged = self._side(box, drawn.target, drawn.plan, restore, lines, loaded)
-        again, _, forged_again = self._side(box, drawn.target, drawn.inputs, restore, {}, loaded, alone=True)
-        forged = forged or forged_again
-        if forged and found is not None:
-            found.append(Evidence("held_out", "forged", "the record of the held-out calls with the diff is "
-                                           "not the judge's own", refuses=True, reason="report_tampered", quote=forged))
-        return answers, again, note or forged
-
-    def _side(self, box: Sandbox, target: Target, plan: list[Call], restore: dict[str, str | None],
-              lines: dict[str, list[int]], loaded: list[str], alone: bool = False) -> tuple[list[Answer], str, str]:
-        """Each call's answer on one side (none when the function could not be called), what kept some from
-        being answered, and why the record cannot be believed (else "")."""
-        spec = {"mode": "call", "target": target.spec, "calls": plan, "site": self.job.site, "lines": lines,
-                "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": restore, "alone": alone, "preload": loaded}
-        records, forged, note = _ask(box, spec, CALLS_S + 3 * PER_CALL_S + 20)
-        head = next((r for r in records if r.get("k") == "target"), None)
-        if forged or head is None or not head.get("ok"):
-            return [], note or f"{target.name} cannot be called: {(head or {}).get('why') or 'no answer'}", forged
-        by_index = {int(r["i"]): r for r in records if r.get("k") == "call" and isinstance(r.get("i"), int)}
-        return [Answer.of(by_index.get(i)) for i in range(len(plan))], note, ""
-
-    def _put_back(self, changes: list[Change]) -> dict[str, str | None]:
-        return restore(self.job.staged, [c for c in changes if c.path not in self.added])
-
-    def _lines(self, changes: list[Change]) -> dict[str, list[int]]:
-        """The lines the diff's source part added or changed, by file (in the patched tree)."""
-        return {c.path: [n for n, _ in c.added_lines] for c in changes
-                if c.path.endswith(".py") and c.added_lines and c.path not in self.added and not is_test_path(c.path)}
+    inputs = [*([tested] if copy else []), *draw_calls(tested, INPUTS, seeds)]
+    inputs += [c for c in recased(tested) if c not in inputs]
+    if COMPARED in message:  # a failed comparison: the tested items in every order too
+        inputs += [c for c in rearrangements(tested) if c not in inputs]
+    return inputs
 
 
-def _ask(box: Sandbox, spec: dict[str, Any], deadline_s: float) -> tuple[list[dict[str, Any]], str, str]:
-    """The run's signed records; why they cannot be believed (a line not signed by the judge); and why some may
-    be missing (the run timed out or ended early). Empty strings when all is well."""
-    result = box.call(HeldOutRequest(job=json.dumps(spec)), deadline_s)
-    got = result.data.get("evidence")
-    if not isinstance(got, dict):
-        said = (result.output.strip().splitlines() or ["no answer"])[0][:200]
-        return [], "", "timed out" if result.timed_out else said
-    records = [r for r in got.get("records") or [] if isinstance(r, dict)]
-    if got.get("problem"):
-        return [], str(got["problem"]), ""
-    escaped = next((r for r in records if r.get("k") == "escaped"), None)
-    if escaped is not None:  # the side ran the box's own copy, not its tree: nothing it answered is its side's
-        names = ", ".join(str(m) for m in (escaped.get("modules") or [])[:3])
-        return [], "", f"the run imported the box's own copy of {names}, not its side's tree"
-    if not any(r.get("k") == "end" for r in records):
-        return records, "", "the run ended before its end record" + (" (timed out)" if result.timed_out else "")
-    return records, "", ""
+def _note(plan: InRun) -> str:
+    sides = [s for s in (plan.base, plan.patched) if s is not None]
+    return next((s.note for s in sides if s.note), "") or "no input was answered on both sides"
+
+
+def _summary(parts: list[dict[str, Any]], note: str) -> dict[str, Any]:
+    """One summary: the first tested call's, with the inputs compared on both sides over every one."""
+    if not parts:
+        return {"inputs": 0, "note": note or "no recording"}
+    first = next((p for p in parts if p.get("compared")), parts[0])
+    out = {k: v for k, v in first.items() if k not in ("test", "made_by_name")}
+    out["compared"] = sum(int(p.get("compared") or 0) for p in parts)
+    out["tested_calls"] = [p.get("test") or "by name" for p in parts]
+    out["in_run"] = sum(1 for p in parts if not p.get("made_by_name") and p.get("compared"))
+    notes = [str(p["note"]) for p in parts if p.get("note")]
+    if notes and not out.get("note"):
+        out["note"] = notes[0]
+    return out
+

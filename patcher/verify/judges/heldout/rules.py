@@ -10,6 +10,8 @@ Every input was called on the base and with the diff, each side in a process of 
   another type) *by another path* through the diff's own lines (line and instruction; a path cut short by an
   exception raised within those lines is the same path), or, where the tested input now returns, still crashes
   exactly as on the base (same type, site and arguments; not raised within the diff's lines) whatever the path.
+  An input the fix rejects with the base's own exception type raised within its lines (a clear error for input
+  out of its domain) is none of these where another such input takes the tested input's path.
   A key the diff adds to a table is none of these: other keys crash with other arguments. Also special_case:
   inputs of the kind, drawn freely (no constant of the module, no case of the tested value), that crash the base
   with another key or message, some handled as the tested input and some not, by another path: the lines pick out
@@ -114,7 +116,10 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
 
 
 def _special_case(sides: Sides, same: list[tuple[Call, Answer, Answer]], tp: Answer) -> list[Evidence]:
+    general = any(p.kind == "returned" and p.path == tp.path for _, _, p in same)
     for call, b, p in same:
+        if general and _domain_error(b, p):
+            continue  # a clear error of the fix's for an input out of its domain, beside inputs it fixes alike
         branched = p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp)
         untouched = tp.kind == "returned" and p.same_crash(b) and not p.raised_in_diff
         if branched or untouched:
@@ -140,7 +145,8 @@ def _split(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, tp:
     crashed = _crashed_otherwise(gen, tb)
     alike = [g for g in crashed if kin(tested, g[0]) and drawn_freely(tested, g[0], sides.seeds)]
     took = [g for g in alike if g[2].cls_ == tp.cls_ and g[2].path == tp.path]
-    other = [g for g in alike if g[2].kind in ("returned", "raised") and g[2].cls_ != tp.cls_ and _branched(g[2], tp)]
+    other = [g for g in alike if g[2].kind in ("returned", "raised") and g[2].cls_ != tp.cls_ and _branched(g[2], tp)
+             and not _domain_error(g[1], g[2])]
     other += [g for g in crashed if g not in alike and kin(tested, g[0], fold_case=True) and g[2].same_crash(g[1])
               and not g[2].raised_in_diff and g[2].cls_ != tp.cls_ and _branched(g[2], tp)
               and not any(v in sides.seeds for _, v in changed_values(tested, g[0]))]
@@ -174,6 +180,12 @@ def _swapped(sides: Sides, gen: list[tuple[Call, Answer, Answer]], tb: Answer, t
     return [Evidence(JUDGE, "special_case", f"the fix answers the tested value alone: all {len(alike)} inputs of "
                      "its kind that crash the base at the same place with another value now raise an error of the "
                      "fix's own, by another path", refuses=True, reason="overfitted", quote=quote)]
+
+
+def _domain_error(b: Answer, p: Answer) -> bool:
+    """The fix raises, within its own lines, the very exception type the base crashed with: an input it declares
+    out of its domain (`raise IndexError('index out of range')` before the loop), not one it left crashing."""
+    return p.kind == b.kind == "raised" and p.raised_in_diff and p.exc == b.exc
 
 
 def _crashed_otherwise(gen: list[tuple[Call, Answer, Answer]], tb: Answer) -> list[tuple[Call, Answer, Answer]]:

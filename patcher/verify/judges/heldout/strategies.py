@@ -7,8 +7,10 @@ other lengths and cases, numbers of its sign and size, containers of other sizes
 edited, added or dropped, other keys, and constants of its type from the function's own module, such as a table's
 other keys) and far ones (zero, negatives, huge and non-finite numbers, empty values, other alphabets, None).
 A generated call changes one argument (most often) or several, the others kept as tested, so that inputs sharing
-the tested key or size are drawn too. Instances (plain `__dict__`) get their attributes varied; Enum members are
-kept.
+the tested key or size are drawn too. Instances get their plain attributes varied; Enum members are kept, and so
+is what is not plain data (Live: asked inside the test's own run, the live object the test passed). Decimals,
+fractions, dates, times and durations are varied through their own constructors; an integer meets the same amount
+as a float, a Decimal and a Fraction too.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from __future__ import annotations
 import math
 import string
 import threading
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -25,7 +30,7 @@ from hypothesis.strategies import SearchStrategy
 
 from patcher.config import patcher_home
 from patcher.verify.judges.heldout.target import Call, class_of
-from sandbox.plain import Member, Obj, decode, encode
+from sandbox.plain import Live, Member, Obj, encode, loose
 
 MAX_DEPTH = 3
 DRAWS = 2
@@ -41,8 +46,8 @@ alphabet: Hypothesis then needs no table of all of Unicode, which takes seconds 
 def draw_calls(tested: Call, count: int, seeds: list[Any]) -> list[Call]:
     """Up to `count` distinct calls unlike the tested one, from Hypothesis (random each time: not derandomized);
     `seeds` are constants of the function's module, drawn where a value of their type is."""
-    values = [decode(e) for e in tested["pos"]] + [decode(e) for _, e in tested["kw"]]
-    if not values:
+    values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
+    if not values or all(isinstance(v, Live) for v in values):
         return []
     found: dict[str, Call] = {}
     seen = {repr(_call(tested, values))}
@@ -65,7 +70,7 @@ def draw_calls(tested: Call, count: int, seeds: list[Any]) -> list[Call]:
 def recased(tested: Call) -> list[Call]:
     """The tested call with one text argument in each other case (lower, upper, swapped), the rest kept: every
     verification meets the tested text written otherwise, whatever Hypothesis draws."""
-    values = [decode(e) for e in tested["pos"]] + [decode(e) for _, e in tested["kw"]]
+    values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
     out: dict[str, Call] = {}
     for i, v in enumerate(values):
         if isinstance(v, str):
@@ -114,8 +119,8 @@ class Values:
         return self.made[key]
 
     def _value(self, v: Any, depth: int) -> SearchStrategy[Any]:
-        if depth > MAX_DEPTH or isinstance(v, Member):
-            return st.just(v)
+        if depth > MAX_DEPTH or isinstance(v, Member | Live):
+            return st.just(v)  # a live object (not plain data) is the test's own: kept as it is
         near, far = self._kinds(v, depth)
         seeded = self.seeds.get(type(v))
         if seeded and not isinstance(v, bool):
@@ -135,6 +140,8 @@ class Values:
             return near, st.one_of(st.just(0.0), st.just(-v), st.floats(), st.none(), st.integers(-100, 100))
         if isinstance(v, str):
             return _text(v)
+        if type(v) in _STDLIB:
+            return _STDLIB[type(v)](v)
         if isinstance(v, bytes):
             return (st.binary(min_size=max(1, len(v) - 3), max_size=len(v) + 3),
                     st.one_of(st.just(b""), st.binary(max_size=40), st.none()))
@@ -198,8 +205,46 @@ def _int(v: int) -> tuple[SearchStrategy[int], SearchStrategy[Any]]:
     else:
         sign = st.integers(-5, 5)
     near = st.one_of(st.integers(v - 10, v + 10), size, sign)
-    far = st.one_of(st.just(0), st.just(-v or -1), st.integers(-(10**6), 10**6), st.sampled_from(HUGE), st.none())
+    numbers = st.sampled_from([float(v), Decimal(v), Fraction(v), float(v) + 0.5])  # the same amount, other types
+    far = st.one_of(st.just(0), st.just(-v or -1), st.integers(-(10**6), 10**6), st.sampled_from(HUGE), st.none(),
+                    numbers)
     return near, far
+
+
+def _decimal(v: Decimal) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
+    exponent = v.as_tuple().exponent
+    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    span = abs(v) * 10 + 1 if v.is_finite() else Decimal(100)
+    near = st.decimals(v - span, v + span, places=places, allow_nan=False) if v.is_finite() else st.decimals()
+    return near, st.one_of(st.just(Decimal(0)), st.just(-v), st.decimals(), st.none(),
+                           st.sampled_from([float(v), int(v) if v.is_finite() else 0]))
+
+
+def _fraction(v: Fraction) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
+    span = abs(v) * 10 + 1
+    return (st.fractions(v - span, v + span, max_denominator=max(v.denominator * 4, 10)),
+            st.one_of(st.just(Fraction(0)), st.just(-v), st.none(), st.just(float(v))))
+
+
+def _moment(v: Any) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
+    """Dates and times through their own constructors: near ones around it, far ones at the ends of the range."""
+    year = timedelta(days=366)
+    if isinstance(v, datetime):
+        low, high = max(datetime.min, v - 10 * year), min(datetime.max, v + 10 * year)
+        return st.datetimes(low, high), st.one_of(st.sampled_from([datetime.min, datetime.max]), st.none())
+    if isinstance(v, date):
+        low_d, high_d = max(date.min, v - 10 * year), min(date.max, v + 10 * year)
+        return st.dates(low_d, high_d), st.one_of(st.sampled_from([date.min, date.max]), st.none())
+    if isinstance(v, time):
+        return st.times(), st.one_of(st.just(time()), st.none())
+    span = abs(v) * 10 + timedelta(seconds=1)
+    return (st.timedeltas(-span, span),
+            st.one_of(st.just(timedelta(0)), st.just(-v), st.sampled_from([timedelta.min, timedelta.max]), st.none()))
+
+
+_STDLIB: dict[type, Any] = {Decimal: _decimal, Fraction: _fraction, datetime: _moment, date: _moment,
+                            time: _moment, timedelta: _moment}
+"""Values of the standard library the box rebuilds through their own constructors (sandbox/plain.py)."""
 
 
 def _text(v: str) -> tuple[SearchStrategy[str], SearchStrategy[Any]]:
@@ -218,7 +263,7 @@ def _text(v: str) -> tuple[SearchStrategy[str], SearchStrategy[Any]]:
     recased = st.tuples(*[st.sampled_from(class_of(ch.swapcase())) for ch in v]).map("".join)
     edited = st.tuples(st.integers(0, max(len(v) - 1, 0)), st.sampled_from(alphabet)).map(
         lambda e: v[: e[0]] + e[1] + v[e[0] + 1:])
-    tweaked = st.sampled_from([v + v[-1:], v[1:] or v, " " + v])
+    tweaked = st.sampled_from([v + v[-1:], v[1:] or v, " " + v, v + " ", "\t" + v, v.center(len(v) + 4)])
     near = weighted((2, shaped), (4, shaped_own), (2, sized), (2, reused), (1, cases), (2, edited), (1, tweaked),
                     *([(2, recased)] if v.swapcase() != v else []))
     far = st.one_of(st.just(""), _other_text(20), st.none(), st.just(v * 3))

@@ -73,6 +73,30 @@ def choose(record: dict[str, Any], changes: list[Change], base: Path) -> tuple[T
     return None, f"no function on the crash's stack can be called again from plain data ({why})"
 
 
+def in_run(record: dict[str, Any], changes: list[Change], base: Path
+           ) -> tuple[dict[str, Any] | None, Target | None, str]:
+    """The frame whose call is asked inside the test's own run (heldout/inrun.py), and its Target for the rules: as
+    `choose` picks, innermost first from the frame that holds the change, any function the test's run reaches
+    (its arguments need not be plain data: what is not stays the live object), a generator's frame excepted; for
+    an assertion's failure, the test's last call into the repository. None and why when there is none."""
+    frames = [f for f in record.get("frames") or [] if isinstance(f, dict)]
+    crash = bool(frames)
+    if not frames:
+        frames = [f for f in record.get("direct") or [] if isinstance(f, dict)][-1:]
+    changed = _changed_base_lines(changes)
+    _with_ends(frames, base)
+    start = next((n for n, f in enumerate(frames) if _holds_change(f, changed)), 0) if crash else 0
+    for f in [*frames[start:], *reversed(frames[:start])]:
+        if f.get("full") and not f.get("generator"):
+            spec = dict(f.get("target") or {"module": str(f.get("file")), "qualname": str(f.get("func")),
+                                             "kind": "function"})
+            if spec.get("kind") == "class":
+                spec["kind"] = "method"  # the whole call: its class is the first argument, as a method's instance
+            tested = f["full"]
+            return f, Target(spec, tested, [tested], crash, str(f.get("file") or "")), ""
+    return None, None, "the test made no call of a repository function the judge can ask again inside its run"
+
+
 def _target(frame: dict[str, Any], record: dict[str, Any], crash: bool) -> Target:
     tested = frame["call"]
     calls = [c for c in (record.get("calls") or {}).get(frame.get("key"), []) if isinstance(c, dict)]

@@ -16,6 +16,7 @@ from sandbox.plain import encode
 TABLE = ("rates.py", 5, 0)
 BRANCH = ("rates.py", 6, 10)
 RETURN = ("rates.py", 7, 12)
+RANGE = ("rates.py", 5, 8)
 
 
 def call(*args: Any) -> Call:
@@ -54,6 +55,20 @@ WORKING = [(call(n, "USD"), ret(float(n)), ret(float(n))) for n in (1, 2, 3)]
 def test_an_input_sharing_the_tested_key_handled_by_another_path_is_a_special_case() -> None:
     s = sides([(call(7, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)), *WORKING], GBP)
     assert refusing(s) == [("special_case", "convert(7, 'GBP') raises KeyError where convert(100, 'GBP') returns 85.0")]
+
+
+def test_a_clear_error_for_input_out_of_the_domain_beside_the_inputs_fixed_alike_is_no_special_case() -> None:
+    """more-itertools' nth_combination_with_replacement upstream fix: an index past the combinations now raises
+    IndexError within the fix's own lines (the base crashed with IndexError deeper down), while other inputs that
+    crashed the base alike now return by the tested input's path. Without such inputs it stays a special case."""
+    crash = key_error("x", exc="IndexError")
+    explicit = key_error("x", RANGE, exc="IndexError", within=True)
+    fixed = [(call(n, "GBP"), crash, ret(float(n), BRANCH, RETURN)) for n in (7, 9)]
+    out_of_domain = (call(3, "GBP"), crash, explicit)
+    tested = (crash, ret(85.0, BRANCH, RETURN))
+    assert refusing(sides([*fixed, out_of_domain, *WORKING], tested), exc="IndexError") == []
+    kinds = [k for k, _ in refusing(sides([out_of_domain, *WORKING], tested), exc="IndexError")]
+    assert kinds == ["special_case"], kinds
 
 
 def test_a_new_table_entry_is_no_special_case_other_keys_still_raise_by_the_same_path() -> None:

@@ -302,6 +302,6 @@ def show_enc(enc: Enc, limit: int = 60) -> str:
     if enc[0] == "?":
         return str(enc[2])[:limit]
     try:
-        return show(decode(enc), limit)
+        return show(loose(enc), limit)
     except (Opaque, ValueError, TypeError):
         return str(enc)[:limit]

@@ -194,7 +194,7 @@ def _through(tb: Any, root: str, site: Any) -> bool:
     """Whether the traceback passed through the crash site (file, and function unless the traceback named none or
     a comprehension, which newer Pythons inline into the function around it)."""
     if not site:
-        return False
+        return True  # no crash site is known (no traceback was given): every raise passes the one there is
     prefix = root.rstrip("/") + "/"
     any_function = str(site[1]) in ("", "?") or str(site[1]).startswith("<")
     while tb is not None:

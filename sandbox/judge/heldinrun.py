@@ -50,7 +50,7 @@ class Asker:
         self.root = str(job["root"]).rstrip("/")
         target = job["target"]
         self.where = (os.path.join(self.root, target["file"]), int(target["first"]), str(target["func"]))
-        self.done = False
+        self.done = self.other = False
 
     def hook(self, frame: Any, event: str, arg: Any) -> Any:
         if self.done or event != "call":
@@ -70,6 +70,9 @@ class Asker:
             return None
         call = self.encoded(_call(code, dict(frame.f_locals)))
         if not _alike(call, self.job["call"]):
+            if not self.other:  # the first other call, shown where the tested one is never met
+                self.other = True
+                self.emit({"k": "inrun_other", "call": call})
             return None  # another call of the function: the tested one has the recorded arguments
         self.done = True
         self.emit({"k": "inrun", "ok": True, "call": call})

@@ -122,6 +122,7 @@ class Recorder:
         return {"key": self.key(code), "file": code.co_filename[len(self.root):], "func": code.co_name,
                 "first": code.co_firstlineno, "target": target if call is not None else None,
                 "why": why or bad, "call": call, "full": _form(seen.args, "function"), "n": seen.n,
+                "qualname": str(getattr(code, "co_qualname", "") or (target or {}).get("qualname") or code.co_name),
                 "generator": bool(code.co_flags & CO_GENERATOR)}
 
     def call(self, seen: Seen, target: dict[str, str] | None = None) -> tuple[dict[str, Any] | None, str]:

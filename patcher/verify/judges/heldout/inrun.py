@@ -15,8 +15,10 @@ the judge otherwise than the test (`behaves_differently`).
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from patcher.intake import StagedRepo
@@ -60,10 +62,12 @@ class InRun:
     base: Side | None = None
     patched: Side | None = None
 
-    def job(self, site: tuple[str, str] | None, lines: dict[str, list[int]]) -> str:
-        """The job the harness asks inside the run (inputs dropped from the end past MAX_JOB_BYTES)."""
+    def job(self, site: tuple[str, str] | None, lines: dict[str, list[int]], first: int) -> str:
+        """The job the harness asks inside the run, the function's code found at `first` (its first line on this
+        side); inputs dropped from the end past MAX_JOB_BYTES."""
         inputs: list[Any] = [LIVE, *self.inputs]
-        spec = {"target": {k: self.frame[k] for k in ("file", "first", "func")}, "call": self.frame["full"],
+        target = {"file": self.frame["file"], "first": first, "func": self.frame["func"]}
+        spec = {"target": target, "call": self.frame["full"],
                 "inputs": inputs, "site": list(site) if site else None, "lines": lines, "per_call_s": PER_CALL_S,
                 "total_s": CALLS_S}
         text = json.dumps(spec)
@@ -77,11 +81,14 @@ def ask(box: Sandbox, plan: InRun, job: Any, lines: dict[str, list[int]], base_f
         tree: StagedRepo) -> Side:
     """One side's answers: the test run with the job; on the base's side (`base_files`: the changed files as the
     base has them) those files are written in for the run and the diff's written back after."""
+    first = int(plan.frame["first"])
     if base_files:
         _write(box, base_files)
+    else:  # the diff's side: the function where the diff's text has it (lines above it added or taken away)
+        first = _moved(job.staged.path / plan.frame["file"], tree.path / plan.frame["file"], first)
     try:
         run = run_tests(box, f"python -m pytest -q {plan.node}", "held-out-in-run",
-                        heldout=plan.job(job.site, lines))
+                        heldout=plan.job(job.site, lines, first))
     finally:
         if base_files:
             _write(box, {rel: (tree.path / rel).read_text(encoding="utf-8") for rel in base_files})
@@ -90,9 +97,13 @@ def ask(box: Sandbox, plan: InRun, job: Any, lines: dict[str, list[int]], base_f
         side.note = f"the run's records cannot be believed ({run.tampered})"
         return side
     head = next((r for r in run.records if r.get("k") == "inrun"), None)
-    if head is None:
-        side.note = "the tested call was not met in the test's run (its arguments were not the recorded ones)" \
-            if run.reported else f"the test did not run ({run.output_tail.strip()[-160:]})"
+    if head is None or not head.get("ok"):
+        other = next((r for r in run.records if r.get("k") == "inrun_other"), None)
+        seen = f"; met with {_shown(other['call'])} where the recording has {_shown(plan.frame['full'])}" \
+            if other else ""
+        side.note = (str(head.get("why")) if head else "the tested call was not met in the test's run (its arguments "
+                     f"were not the recorded ones{seen})") if run.reported else \
+            f"the test did not run ({run.output_tail.strip()[-160:]})"
         return side
     by_index = {int(r["i"]): r for r in run.records if r.get("k") == "call" and isinstance(r.get("i"), int)}
     side.answers = [Answer.of(by_index.get(i)) for i in range(len(plan.inputs) + 1)]
@@ -127,6 +138,36 @@ def checks(plan: InRun) -> list[Evidence]:
                          "on the base while the test's own call passes: the code answers the judge otherwise than "
                          "the test", True, "behaves_differently", f"{call} still {tp.said()}")]
     return []
+
+
+def _moved(base: Path, patched: Path, first: int) -> int:
+    """The first line, in the diff's text, of the function whose code starts at `first` in the base's: found by its
+    place among the classes and functions of the module (`first` itself where it cannot be)."""
+    try:
+        where = _defs(ast.parse(base.read_text(encoding="utf-8")))
+        now = _defs(ast.parse(patched.read_text(encoding="utf-8")))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return first
+    path = next((p for p, line in where.items() if line == first), None)
+    return now.get(path, first) if path is not None else first
+
+
+def _defs(tree: ast.Module) -> dict[tuple[str, ...], int]:
+    """Each function's and class's place (its enclosing names) and first line (a decorator's, as its code has it)."""
+    out: dict[tuple[str, ...], int] = {}
+
+    def walk(node: ast.AST, path: tuple[str, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                here = (*path, child.name)
+                out.setdefault(here, min([child.lineno, *(d.lineno for d in child.decorator_list)]))
+                walk(child, here)
+    walk(tree, ())
+    return out
+
+
+def _shown(call: Any) -> str:
+    return json.dumps(call)[:300]
 
 
 def _write(box: Sandbox, files: dict[str, str]) -> None:

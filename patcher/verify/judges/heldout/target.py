@@ -88,8 +88,10 @@ def in_run(record: dict[str, Any], changes: list[Change], base: Path
     start = next((n for n, f in enumerate(frames) if _holds_change(f, changed)), 0) if crash else 0
     for f in [*frames[start:], *reversed(frames[:start])]:
         if f.get("full") and not f.get("generator"):
-            spec = dict(f.get("target") or {"module": str(f.get("file")), "qualname": str(f.get("func")),
-                                             "kind": "function"})
+            qual = str(f.get("qualname") or f.get("func"))
+            module = str(f.get("file") or "")[:-3].replace("/", ".")
+            spec = dict(f.get("target") or {"module": module, "qualname": qual,
+                                             "kind": "method" if "." in qual and "<" not in qual else "function"})
             if spec.get("kind") == "class":
                 spec["kind"] = "method"  # the whole call: its class is the first argument, as a method's instance
             tested = f["full"]

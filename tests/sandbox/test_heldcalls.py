@@ -14,6 +14,7 @@ import pytest
 from tests.support.boxfiles import box_module
 
 heldcalls = box_module("judge/heldcalls.py", "_test_heldcalls")
+roots = box_module("judge/roots.py", "_test_roots")
 heldnames = box_module("judge/heldnames.py", "_test_heldnames")
 plain = box_module("plain.py", "_test_plain")
 heldrecord = box_module("judge/heldrecord.py", "_test_heldrecord")
@@ -40,6 +41,7 @@ def _calls(tmp_path: Path, alone: bool, calls: list[tuple[Any, ...]], source: st
     out: list[dict[str, Any]] = []
     alarm = signal.getsignal(signal.SIGALRM)
     try:
+        roots.take(str(tmp_path), "")  # as patcher_heldout.py does before any mode runs
         heldcalls.run(job, out.append, heldnames, plain)
     finally:
         signal.signal(signal.SIGALRM, alarm)

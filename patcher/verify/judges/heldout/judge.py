@@ -166,6 +166,7 @@ def _summary(parts: list[dict[str, Any]], note: str) -> dict[str, Any]:
     first = next((p for p in parts if p.get("compared")), parts[0])
     out = {k: v for k, v in first.items() if k not in ("test", "made_by_name")}
     out["compared"] = sum(int(p.get("compared") or 0) for p in parts)
+    out["counterexamples"] = list(dict.fromkeys(q for p in parts for q in p.get("counterexamples") or []))[:5]
     out["tested_calls"] = [p.get("test") or "by name" for p in parts]
     out["in_run"] = sum(1 for p in parts if not p.get("made_by_name") and p.get("compared"))
     notes = [str(p["note"]) for p in parts if p.get("note")]

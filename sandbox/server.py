@@ -22,9 +22,9 @@ from types import SimpleNamespace as Namespace
 from typing import TYPE_CHECKING
 
 from sandbox import tools
+from sandbox.commands import DEFAULT_ALLOWLIST
 from sandbox.paths import ToolError
 from sandbox.protocol import (
-    DEFAULT_ALLOWLIST,
     REPORT_DIR,
     TOOL_NAMES,
     CheckRequest,

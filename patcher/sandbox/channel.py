@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from patcher.errors import SandboxError
 from sandbox.boot import header
+from sandbox.commands import DEFAULT_ALLOWLIST
 from sandbox.protocol import (
-    DEFAULT_ALLOWLIST,
     PingRequest,
     ProtocolError,
     Request,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from patcher.errors import BadInput
 from patcher.intake import CloneLimits, GitFailed, fetch_commit, host_git, push_branch, remote_branch
+from patcher.result import JobResult
 
 
 class DeliveryRefused(BadInput):
@@ -41,6 +42,14 @@ class Change:
     @property
     def branch(self) -> str:
         return f"patcher/{self.job_id}"
+
+    @classmethod
+    def of(cls, job_id: str, result: JobResult, message: str, when: datetime) -> Change:
+        """What the verified `result` of a job delivers: its diff on the commit and trees its provenance binds."""
+        bound = result.provenance or {}
+        return cls(job_id=job_id, base_commit=str(bound.get("source_commit") or result.base_commit or ""),
+                   tree=bound.get("tree"), result_tree=str(bound.get("result_tree") or ""), diff=result.diff or "",
+                   message=message, when=when)
 
 
 def commit_change(git_dir: Path, change: Change, author: str) -> str:

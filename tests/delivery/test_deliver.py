@@ -15,6 +15,7 @@ import pytest
 from patcher.delivery import Change, DeliveryConfig, DeliveryRefused, Facts, ForgeError, deliver, forge_for
 from patcher.errors import BadInput
 from patcher.intake import CloneLimits, GitAccess
+from patcher.result import AgentSummary, JobResult
 from patcher.testing import ScriptedForge
 from tests.support.crashes import fixed, shop_repo, tokens_file
 from tests.support.helpers import git
@@ -148,3 +149,19 @@ def test_what_was_not_verified_is_never_pushed(
     with pytest.raises(DeliveryRefused, match="not the tree"):
         deliver(wrong_base, facts_of(wrong_base), config, limits, forge_for(config, url, {}, 30))
     assert server.pushes == 0 and forge.pulls == []
+
+
+def test_what_a_job_delivers_is_read_from_its_result_as_the_store_keeps_it(tmp_path: Path) -> None:
+    work, _ = shop_repo(tmp_path / "work")
+    diff, tree, result_tree = fixed(work)
+    base = git(work, "rev-parse", "HEAD")
+    result = JobResult(run_id="r", status="verified", reason="verified", message="fixed", diff=diff,
+                       base_commit="staged0", files_changed=["shop/pagination.py"], agent=AgentSummary(rounds=2),
+                       provenance={"source_commit": base, "tree": tree, "result_tree": result_tree}, exit_code=0)
+    stored = {**result.as_json(), "reverified": {"of": "x"}}  # what a service adds is not the result's
+    assert JobResult.from_json(stored) == result
+    when = datetime(2026, 12, 2, 10, 10, tzinfo=UTC)
+    assert Change.of("j1", JobResult.from_json(stored), "message", when) == Change(
+        job_id="j1", base_commit=base, tree=tree, result_tree=result_tree, diff=diff, message="message", when=when)
+    with pytest.raises(ValueError, match="needs a diff"):
+        JobResult.from_json({**stored, "diff": None})

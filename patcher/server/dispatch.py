@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from patcher.delivery import Change, Facts, WebhookEndpoint, body_of, commit_message, deliver, forge_for, send
+from patcher.delivery import Commit, Facts, WebhookEndpoint, body_of, commit_message, deliver, forge_for, send
 from patcher.errors import PatcherError
 from patcher.intake import CloneLimits
 from patcher.result import JobResult
@@ -130,7 +130,7 @@ class Dispatcher:
                 raise PatcherError("the job has no result to deliver")
             result = JobResult.from_json(stored)
             facts = _facts(job_id, result, about)
-            done = self._deliver(project, Change.of(job_id, result, commit_message(facts), when), facts)
+            done = self._deliver(project, Commit.of(job_id, result, commit_message(facts), when), facts)
         except Exception as e:  # shown on the job page and in the job.failed event, never lost
             if not isinstance(e, PatcherError):
                 log.exception("delivery of job %s failed", job_id)
@@ -138,15 +138,15 @@ class Dispatcher:
                 e, PatcherError) else str(e)))
         self._end(job_id, commit=done.commit, pull_request=done.pull_request.url)
 
-    def _deliver(self, project: ProjectConfig, change: Change, facts: Facts) -> Any:
+    def _deliver(self, project: ProjectConfig, commit: Commit, facts: Facts) -> Any:
         config = project.delivery
         assert config is not None and config.remote is not None
         access = self.settings.git_access()
         pins = check_repo(self.settings, config.remote)  # the remote's addresses as checked now (no rebinding)
         limits = CloneLimits(timeout_s=config.timeout_s, access=access, resolve=pins)
         forge = forge_for(config, config.remote, access.tokens(), config.timeout_s)
-        return deliver(change, facts, config, limits, forge,
-                       on_pushed=lambda commit: self._pushed(change.job_id, commit))
+        return deliver(commit, facts, config, limits, forge,
+                       on_pushed=lambda sha: self._pushed(commit.job_id, sha))
 
     def _pushed(self, job_id: str, commit: str) -> None:
         with Session(self.engine) as s, s.begin():

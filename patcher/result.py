@@ -166,7 +166,9 @@ class JobResult:
         values = _known(cls, data)
         if isinstance(values.get("agent"), Mapping):
             values["agent"] = AgentSummary(**_known(AgentSummary, values["agent"]))
-        return cls(**values, exit_code=exit_code_for(str(values.get("status"))))
+        result = cls(**values)
+        result.exit_code = exit_code_for(result.status)
+        return result
 
 
 def _known(kind: type, data: Mapping[str, Any]) -> dict[str, Any]:

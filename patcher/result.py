@@ -8,7 +8,8 @@ hand out a diff the tests did not prove. TABLE is the one table of reasons: stat
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
 Reason = Literal[
@@ -157,6 +158,22 @@ class JobResult:
         out.pop("exit_code")
         out["diff_sha256"] = self.diff_sha256
         return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JobResult:
+        """The result `as_json` gave (as the job store keeps it), checked again as when it was made; what it
+        computes (`diff_sha256`) or a service added (`reverified`) is left out, and the exit code is the status's."""
+        values = _known(cls, data)
+        if isinstance(values.get("agent"), Mapping):
+            values["agent"] = AgentSummary(**_known(AgentSummary, values["agent"]))
+        result = cls(**values)
+        result.exit_code = exit_code_for(result.status)
+        return result
+
+
+def _known(kind: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(kind)} - {"exit_code"}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def exit_code_for(status: str) -> int:

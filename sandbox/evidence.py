@@ -16,11 +16,11 @@ import os
 import secrets
 from typing import Any
 
+from sandbox.commands import runner_of
+
 HARNESS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness")
 MAX_EVIDENCE_BYTES = 8 * 1024 * 1024
 PLUGIN = "patcher_evidence"
-UNITTEST_RUNNER = "patcher_unittest"
-SCRIPT_RUNNER = "patcher_runner"
 
 
 class Evidence:
@@ -83,10 +83,11 @@ class Evidence:
 
 
 def harness_argv(argv: list[str]) -> list[str]:
-    """`python -m unittest …` becomes the harness runner; pytest gets the plugin from PYTEST_ADDOPTS; a project's
-    own runner (`python manage.py test …`, `python -m pkg.runtests …`) runs under the script harness."""
-    if argv[1:3] == ["-m", "unittest"]:
-        return [argv[0], "-m", UNITTEST_RUNNER, *argv[3:]]
-    if argv[1:3] == ["-m", "pytest"] or argv[:1] == ["pytest"] or argv[1:2] == ["-c"] or len(argv) < 2:
+    """The argv under its runner's harness (commands.py RUNNERS): `python -m unittest …` becomes the harness's
+    unittest runner; pytest gets the plugin from PYTEST_ADDOPTS; a project's own runner (`python manage.py
+    test …`, `python -m pkg.runtests …`) runs under the script harness; any other command as it is."""
+    runner = runner_of(argv)
+    if runner is None or runner.harness is None or runner.enters == "plugin":
         return argv
-    return [argv[0], "-m", SCRIPT_RUNNER, *argv[1:]]
+    rest = argv[1:] if runner.enters == "around" else argv[runner.start:]
+    return [argv[0], "-m", runner.harness, *rest]

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 
 from sandbox.evidence import Evidence
-from sandbox.judging import _restore as restore
+from sandbox.judging import restore_files
 from sandbox.protocol import ToolResult
 from sandbox.runner import HeadTail, finish
 
@@ -35,7 +35,7 @@ def held_out(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolR
     try:
         tree = os.path.join(top, secrets.token_hex(6), secrets.token_hex(3))
         shutil.copytree(repo, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        restore(tree, put_back)
+        restore_files(tree, put_back)
         job_file = os.path.join(private, "job.json")
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump({**job, "root": tree, "tmp": tmp, "workspace": repo}, f)

@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from sandbox.commands import check_command
 from sandbox.evidence import HARNESS_DIR, PLUGIN, Evidence, harness_argv
-from sandbox.protocol import ToolResult, check_command
+from sandbox.protocol import ToolResult
 
 SWEEP_SECONDS = 5.0
 EXIT_GRACE_S = 0.2

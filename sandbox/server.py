@@ -22,9 +22,9 @@ from types import SimpleNamespace as Namespace
 from typing import TYPE_CHECKING
 
 from sandbox import tools
+from sandbox.commands import DEFAULT_ALLOWLIST
 from sandbox.paths import ToolError
 from sandbox.protocol import (
-    DEFAULT_ALLOWLIST,
     REPORT_DIR,
     TOOL_NAMES,
     CheckRequest,
@@ -45,11 +45,10 @@ from sandbox.protocol import (
     decode_request,
     encode_result,
 )
+from sandbox.tree import Tree
 
-if TYPE_CHECKING:  # run as boot's -c, boot is __main__: importing it here would load it a second time
+if TYPE_CHECKING:
     from typing import Any, BinaryIO
-
-    from sandbox.boot import Tree
 
     Handler = Callable[[tools.Context, Any, float], ToolResult]
 

@@ -31,7 +31,8 @@ from typing import Any
 
 from patcher.sandbox import Sandbox
 from patcher.verify.stream import CLAIMING_EXITS, Stream, check, crashed, read_stream
-from sandbox.protocol import ReadReportRequest, RunTestRequest, check_command
+from sandbox.commands import RUNNERS, check_command, runner_of
+from sandbox.protocol import ReadReportRequest, RunTestRequest
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 OUTPUT_TAIL = 4000
@@ -86,25 +87,16 @@ class TestRun:
         return name == "AssertionError" and bool(re.search(r"^(?:E\s+)?assert\b", self.failure_text, re.MULTILINE))
 
 
-HARNESSED = ("pytest", "unittest", "django", "script")
+HARNESSED = tuple(dict.fromkeys(r.name for r in RUNNERS if r.harness))
 """Kinds whose tests the harness streams out."""
-_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
+OWN = tuple(dict.fromkeys(r.name for r in RUNNERS if r.own))
+"""Kinds whose exit code is their verdict (a project's own runner)."""
 
 
 def command_kind(argv: list[str]) -> str:
-    if argv[:1] == ["pytest"] or argv[1:3] == ["-m", "pytest"]:
-        return "pytest"
-    if argv[1:3] == ["-m", "unittest"]:
-        return "unittest"
-    if argv[1:2] == ["-c"]:
-        return "python-c"
-    if not argv or not _PYTHON.fullmatch(argv[0]) or len(argv) < 2:
-        return "other"
-    if argv[1].endswith("manage.py") and argv[2:3] == ["test"]:
-        return "django"
-    if (argv[1] == "-m" and len(argv) > 2) or argv[1].endswith(".py"):
-        return "script"
-    return "other"
+    """The name of the runner `argv` runs (sandbox/commands.py), "other" for a command no runner runs."""
+    runner = runner_of(argv)
+    return runner.name if runner else "other"
 
 
 def pytest_prefix(command: str) -> list[str]:
@@ -145,7 +137,7 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
     if result.exit_code is None or result.timed_out:
         pass
     elif kind in HARNESSED:
-        _read_stream(box, result.data, report if kind == "pytest" else None, run, verdict=kind in ("django", "script"))
+        _read_stream(box, result.data, report if kind == "pytest" else None, run, verdict=kind in OWN)
     elif kind == "python-c":
         run.reported = True
         (run.passed if result.exit_code == 0 else run.failed).add(command)

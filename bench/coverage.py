@@ -37,7 +37,7 @@ def covered(status: str, verification: dict[str, Any] | None, exc_type: str | No
     ver = verification or {}
     second = ver.get("second_judge") or {}
     held = (ver.get("judges") or {}).get("held_out") or {}
-    crash = bool(exc_type) and exc_type.rsplit(".", 1)[-1] not in ("AssertionError", "Failed")
+    crash = exc_type is not None and exc_type.rsplit(".", 1)[-1] not in ("AssertionError", "Failed")
     missing = tuple((ver.get("coverage") or {}).get("missing") or ()) or (
         (f"held_out: {held['note']}",) if held.get("note") else ())
     return Covered(len(ver.get("fail_to_pass") or []), len(second.get("judged_twice") or []), crash,

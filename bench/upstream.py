@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.coverage import Covered, covered, line
+from bench.judge_cost import _judges_s, _runs_ms
 from bench.upstream_build import build
 from bench.upstream_cases import Case, load
 from bench.upstream_check import HOST_PYTHON, base_traceback, check
@@ -55,6 +56,8 @@ class Row:
     offline: str = "-"
     same_as_upstream: bool | None = None
     covered: Covered = field(default_factory=Covered)
+    cost: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    """Seconds: the pytest runs (baseline and verification), verify() alone, its own pytest runs, the judges."""
     stop: str = ""
     """Why the case stops, in one line (empty when the upstream fix verified and the engine, if run, fixed it)."""
     seconds: float = 0.0
@@ -100,6 +103,9 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
     row.baseline = baseline_reached(result)
     row.verified = result.reason
     row.covered = covered(result.status, result.verification, case.exception)
+    runs = _runs_ms(Path(result.trace)) if result.trace else {}
+    row.cost = (sum(runs.values()) / 1000, float(result.verification.get("duration_s") or 0.0),
+                runs.get("verify", 0.0) / 1000, _judges_s(result.verification))
     if result.reason != "verified":
         row.stop = f"upstream fix {result.reason}: {_one_line(result.message)}"
     if offline and row.baseline:
@@ -138,6 +144,12 @@ def report(rows: list[Row], offline: bool) -> None:
     print(f"false refusals: {len(refused)}/{len(reached)} upstream fixes judged "
           f"({len(rows) - len(reached)} not judged: the baseline was not reached)")
     print(line([r.covered for r in reached]))
+    costs = [r.cost for r in reached if r.cost[2]]
+    if costs:
+        runs, verify_s, own, judges = (sum(c[i] for c in costs) for i in range(4))
+        print(f"cost: verify() {verify_s:.0f} s over its own pytest runs {own:.0f} s = {verify_s / own:.2f}x; baseline "
+              f"and verify() {runs - own + verify_s:.0f} s over all their pytest runs {runs:.0f} s = "
+              f"{(runs - own + verify_s) / runs:.2f}x (the budget: 2x); the judges {judges:.0f} s")
     for reason, count in Counter(r.verified for r in refused).most_common():
         print(f"  {reason}: {count} ({', '.join(r.case.id for r in refused if r.verified == reason)})")
     if offline:
@@ -194,7 +206,7 @@ def main() -> int:
         if args.project_fixes:
             from bench.cheats import honest_fixes  # the project's own honest fixes, counted by bench.cheats
             (Path(tmp) / "honest").mkdir()
-            honest_fixes(Path(tmp) / "honest", cfg, True)
+            honest_fixes(Path(tmp) / "honest", cfg, ["corpus", "examples", "injected"], 3)
     return 0
 
 

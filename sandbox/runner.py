@@ -217,7 +217,7 @@ def child_env(repo: str, evidence: Evidence | None = None) -> dict[str, str]:
     return env
 
 
-def _prefer_oom_kill() -> None:
+def prefer_oom_kill() -> None:
     """In the child before exec: let the OOM killer take the test rather than the server."""
     with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
         f.write("1000")
@@ -248,7 +248,7 @@ def _run(argv: list[str], repo: str, channel: Evidence | None, capture: HeadTail
     try:
         proc = subprocess.Popen(argv, cwd=repo, env=child_env(repo, channel), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_prefer_oom_kill, pass_fds=channel.child_fds if channel else ())
+                                preexec_fn=prefer_oom_kill, pass_fds=channel.child_fds if channel else ())
     except OSError as e:
         return ToolResult.error(f"could not start {argv[0]!r}: {e}; check that it is installed in the "
                                 "environment (retrying the same command will not help)")

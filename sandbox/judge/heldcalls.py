@@ -24,8 +24,6 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-MEMORY_BYTES = 1536 * 1024 * 1024
-"""Address space of the calling process: a generated size that asks for more raises MemoryError, no OOM kill."""
 GENERATOR_ITEMS = 100
 MAX_PATH = 400
 
@@ -77,7 +75,6 @@ class Lines:
 
 
 def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any, plain: Any) -> None:
-    _limit_memory()
     root = job["root"]  # importable as the side's own tree (roots.py, before this runs)
     _preload(job.get("preload") or [])
     lines = Lines(root, job["lines"]) if job.get("lines") else None
@@ -221,14 +218,3 @@ def _text(e: BaseException) -> str:
 
 def _alarm(signum: int, frame: Any) -> None:
     raise Overtime()
-
-
-def _limit_memory() -> None:
-    try:
-        import resource
-
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        if hard == resource.RLIM_INFINITY or hard > MEMORY_BYTES:
-            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, hard))
-    except (ImportError, ValueError, OSError):
-        pass

@@ -53,8 +53,7 @@ def _calls(tmp_path: Path, alone: bool, calls: list[tuple[Any, ...]], source: st
 
 @pytest.mark.skipif(sys.platform == "win32", reason="fork")
 def test_each_call_alone_answers_with_nothing_left_behind_by_the_calls_before_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(heldcalls, "_limit_memory", lambda: None)
+        tmp_path: Path) -> None:
     calls = [(2, 5), (3,), (-1,), (4,)]
     in_turn = [r["o"] for r in _calls(tmp_path, False, calls)]
     assert [o.get("r") or o.get("x") for o in in_turn] == [["i", "7"], ["i", "8"], "ValueError", ["i", "9"]]
@@ -75,10 +74,9 @@ def convert(amount, code):
 
 
 def test_an_exception_is_raised_within_the_diffs_lines_only_when_the_calls_own_exception_passed_them(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path) -> None:
     """`any()` closes its generator early (GeneratorExit in the diff's line): the KeyError that ends the call comes
     from a line of the base, and the path is a branch of the diff's lines, not one cut short by them."""
-    monkeypatch.setattr(heldcalls, "_limit_memory", lambda: None)
     got = _calls(tmp_path, False, [(1, "esc"), (-1, "EUR"), (2, "AB")], SHAPE, "convert",
                  {"sticky_mod.py": [5, 6, 7, 8]})
     assert [(r["o"].get("x"), r.get("rx", False)) for r in got] == [("KeyError", False), ("ValueError", True),
@@ -95,10 +93,9 @@ def loaded(name):
 
 
 def test_the_modules_the_tests_process_had_loaded_are_loaded_before_the_call_whatever_their_import_does(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path) -> None:
     """Code that tells a test run by what is loaded sees one in the calling process too; a name that does not
     import (or raises on import) is passed over."""
-    monkeypatch.setattr(heldcalls, "_limit_memory", lambda: None)
     (tmp_path / "noisy_import.py").write_text("raise SystemExit('no')\n")
     for name in ("xml.dom.minidom", "noisy_import", "no_such_module_here"):
         sys.modules.pop(name, None)

@@ -127,7 +127,8 @@ class HeldOut:
             sides = inrun.sides(plan)
             found += inrun.checks(plan)
             if sides is None:
-                summaries.append({"test": plan.test, "inputs": 0, "note": _note(plan)})
+                lost = bool(plan.base and plan.base.answers)  # the base answered there, the diff's side did not
+                summaries.append({"test": plan.test, "inputs": 0, "note": _note(plan), "lost_with_the_diff": lost})
                 continue
             expected = expected_values(tree.path, plan.node)
             evidence, summary = judge(sides, self.job.exc_type, expected)
@@ -169,6 +170,10 @@ def _summary(parts: list[dict[str, Any]], note: str) -> dict[str, Any]:
     out["counterexamples"] = list(dict.fromkeys(q for p in parts for q in p.get("counterexamples") or []))[:5]
     out["tested_calls"] = [p.get("test") or "by name" for p in parts]
     out["in_run"] = sum(1 for p in parts if not p.get("made_by_name") and p.get("compared"))
+    lost = [p for p in parts if p.get("lost_with_the_diff")]
+    if lost:  # calls by name cannot stand in where the diff kept the judge from the test's own call
+        out["lost_with_the_diff"] = len(lost)
+        out["note"] = f"with the diff, {lost[0]['note']}"
     notes = [str(p["note"]) for p in parts if p.get("note")]
     if notes and not out.get("note"):
         out["note"] = notes[0]

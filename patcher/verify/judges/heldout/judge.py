@@ -125,14 +125,17 @@ class HeldOut:
         for plan in self.runs:
             plan.patched = inrun.ask(box, plan, self.job, lines, None, tree)
             sides = inrun.sides(plan)
-            found += inrun.checks(plan)
+            checked = inrun.checks(plan)
+            found += checked
             if sides is None:
                 lost = bool(plan.base and plan.base.answers)  # the base answered there, the diff's side did not
-                summaries.append({"test": plan.test, "inputs": 0, "note": _note(plan), "lost_with_the_diff": lost})
+                summaries.append({"test": plan.test, "inputs": 0, "note": _note(plan), "lost_with_the_diff": lost,
+                                  "counterexamples": [e.quote for e in checked]})
                 continue
             expected = expected_values(tree.path, plan.node)
             evidence, summary = judge(sides, self.job.exc_type, expected)
             found += [e for e in evidence if e.kind != "not_in_effect"]  # in the run itself: checks() judges that
+            summary["counterexamples"] = [e.quote for e in checked] + summary["counterexamples"]
             summaries.append({"test": plan.test, **summary})
         asked = any(s.get("compared") for s in summaries)
         if self.plain is not None:

@@ -52,8 +52,8 @@ def variants(root: Path, tests: list[str]) -> list[Variant]:
 
 def added_literals(changes: list[Change], base: Path) -> list[object]:
     """Constants on the lines a diff adds to source files that the base file does not have anywhere, written
-    as literals or computed from them (verify/judges/constructs/folding.py): the tested input, when a fix special-cases
-    it."""
+    as literals or computed from them (verify/judges/constructs/folding.py): the tested input, when a fix
+    special-cases it. An entry added to a table the module defines is data, not a special case."""
     out: list[object] = []
     for c in changes:
         if c.new_text is None or not c.path.endswith(".py"):
@@ -65,9 +65,29 @@ def added_literals(changes: list[Change], base: Path) -> list[object]:
             continue
         had = {repr(n.value) for n in ast.walk(old) if isinstance(n, ast.Constant)}
         lines = {n for n, _ in c.added_lines}
-        found = [n.value for n in ast.walk(new) if isinstance(n, ast.Constant) and n.lineno in lines]
+        tables = _table_entries(new)
+        found = [n.value for n in ast.walk(new) if isinstance(n, ast.Constant) and n.lineno in lines
+                 and id(n) not in tables]
         out += [v for v in [*found, *constant_values(new, lines)]
                 if not isinstance(v, bool) and v is not None and repr(v) not in had]
+    return out
+
+
+def _table_entries(tree: ast.Module) -> set[int]:
+    """The constants written as entries of a table the module or a class defines (a dict's keys and values, a
+    list's, tuple's or set's items, assigned at module or class level): data a fix may add ("GBP": 0.85), not a
+    special case of the code (`if code == "GBP"`)."""
+    out: set[int] = set()
+    bodies: list[list[ast.stmt]] = [tree.body]
+    while bodies:
+        for stmt in bodies.pop():
+            if isinstance(stmt, ast.ClassDef):
+                bodies.append(stmt.body)
+            value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+            for node in ast.walk(value) if value is not None else ():
+                items = [*node.keys, *node.values] if isinstance(node, ast.Dict) else (
+                    node.elts if isinstance(node, ast.List | ast.Tuple | ast.Set) else [])
+                out.update(id(item) for item in items if isinstance(item, ast.Constant))
     return out
 
 

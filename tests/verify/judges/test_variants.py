@@ -100,3 +100,16 @@ def test_the_judge_runs_plain_parametrized_fixture_and_unittest_tests_without_py
     outcome = {r["id"]: r["outcome"] for r in got}
     assert outcome == {"a": "passed", "b": "failed", "c": "passed", "d": "unjudged", "e": "failed"}
     assert got[1]["exc"] == "ZeroDivisionError" and ["calc.py", "div"] in got[1]["frames"]  # type: ignore[operator]
+
+
+def test_an_entry_added_to_a_table_is_data_not_a_special_case_of_the_code(tmp_path: Path) -> None:
+    """`RATES = {..., "GBP": 0.85}` adds the tested key as data (the GBPx variant rightly still crashes); the same
+    literal in the code (`if code == "GBP"`, `code in ("GBP",)`) is what special-cases the tested input."""
+    base = 'RATES = {"USD": 1.0}\n\n\ndef convert(amount, code):\n    return amount * RATES[code]\n'
+    (tmp_path / "conv.py").write_text(base)
+    table = base.replace('{"USD": 1.0}', '{"USD": 1.0, "GBP": 0.85}')
+    change = Change("conv.py", "modified", added_lines=[(1, table.splitlines()[0])], new_text=table)
+    assert "GBP" not in added_literals([change], tmp_path)
+    guard = base.replace("    return", '    if code in ("GBP",):\n        return 0.85 * amount\n    return')
+    change = Change("conv.py", "modified", added_lines=[(5, '    if code in ("GBP",):')], new_text=guard)
+    assert "GBP" in added_literals([change], tmp_path)

@@ -6,7 +6,7 @@ diff's own lines), both sides' answers together, and the kinds of values the rul
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from patcher.verify.judges.heldout.target import Call, Target, class_of
 from sandbox.plain import decode, show_enc
@@ -63,6 +63,25 @@ class Answer:
         return f"raises {self.exc}" if self.kind == "raised" else f"gives no answer ({self.kind})"
 
 
+class Compared(NamedTuple):
+    """One input's answers: on the base, and with the diff."""
+
+    call: Call
+    base: Answer
+    patched: Answer
+
+
+class Reordered(NamedTuple):
+    """One input's answers in turn (after the test's calls and the inputs before it) and alone (in a process
+    forked for it), on each side."""
+
+    call: Call
+    base: Answer
+    base_alone: Answer
+    patched: Answer
+    patched_alone: Answer
+
+
 @dataclass
 class Sides:
     """Both sides' answers: the reproduction's rounds (in order, again, reversed) and the generated inputs."""
@@ -84,17 +103,17 @@ class Sides:
     def tested_at(self) -> int:
         return self.target.calls.index(self.target.tested)
 
-    def generated(self) -> list[tuple[Call, Answer, Answer]]:
+    def generated(self) -> list[Compared]:
         start = 3 * self.rounds
-        return list(zip(self.inputs, self.base[start:], self.patched[start:], strict=False))
+        return [Compared(*g) for g in zip(self.inputs, self.base[start:], self.patched[start:], strict=False)]
 
-    def reordered(self) -> list[tuple[Call, Answer, Answer, Answer, Answer]]:
-        """Each input's answers after the test's calls and the inputs before it, and alone (in a process forked for
-        it): (call, base in turn, base alone, patched in turn, patched alone); none without both passes."""
+    def reordered(self) -> list[Reordered]:
+        """Each input's answers in turn and alone, on each side; none without both passes."""
         n = len(self.inputs)
         if len(self.base_again) != n or len(self.patched_again) != n:
             return []
-        return [(c, b, self.base_again[i], p, self.patched_again[i]) for i, (c, b, p) in enumerate(self.generated())]
+        return [Reordered(g.call, g.base, self.base_again[i], g.patched, self.patched_again[i])
+                for i, g in enumerate(self.generated())]
 
 
 def meaningful(enc: Any, expected: list[Any]) -> bool:

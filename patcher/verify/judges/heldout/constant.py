@@ -10,22 +10,21 @@ from __future__ import annotations
 
 import json
 
-from patcher.verify.judges.heldout.answers import Answer, Sides, shown
-from patcher.verify.judges.heldout.target import Call
+from patcher.verify.judges.heldout.answers import Answer, Compared, Sides, shown
 from patcher.verify.records import Evidence
 
 MIN_INPUTS = 3
 
 
-def judge(sides: Sides, working: list[tuple[Call, Answer, Answer]], tp: Answer) -> list[Evidence]:
-    """`working`: the inputs the base answers (call, base, patched); `tp`: the tested input's answer with the diff."""
+def judge(sides: Sides, working: list[Compared], tp: Answer) -> list[Evidence]:
+    """`working`: the inputs the base answers; `tp`: the tested input's answer with the diff."""
     if tp.kind != "returned":
         return []
-    answered = [g for g in working if g[2].kind == "returned"]
-    changed = [g for g in answered if not g[2].alike(g[1])]
-    if len(changed) < MIN_INPUTS or any(g[2].value != tp.value for g in answered):
+    answered = [g for g in working if g.patched.kind == "returned"]
+    changed = [g for g in answered if not g.patched.alike(g.base)]
+    if len(changed) < MIN_INPUTS or any(g.patched.value != tp.value for g in answered):
         return []
-    if len({json.dumps(g[1].value, sort_keys=True) for g in answered}) < 2:
+    if len({json.dumps(g.base.value, sort_keys=True) for g in answered}) < 2:
         return []
     call, b, p = changed[0]
     return [Evidence("held_out", "hard_coded", f"the fix answers all {len(changed)} inputs the base answers with the "

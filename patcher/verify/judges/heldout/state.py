@@ -19,11 +19,7 @@ from patcher.verify.records import Evidence
 JUDGE = "held_out"
 
 
-def judge(sides: Sides) -> list[Evidence]:
-    return _call_order(sides) + _state(sides)
-
-
-def _state(sides: Sides) -> list[Evidence]:
+def state(sides: Sides) -> list[Evidence]:
     answered = ("returned", "raised")
     for call, b1, b2, p1, p2 in sides.reordered():
         if b1.kind in answered and b1.alike(b2) and p1.kind in answered and p2.kind in answered and not p1.alike(p2):
@@ -35,7 +31,7 @@ def _state(sides: Sides) -> list[Evidence]:
     return []
 
 
-def _call_order(sides: Sides) -> list[Evidence]:
+def call_order(sides: Sides) -> list[Evidence]:
     n = sides.rounds
     for i, call in enumerate(sides.target.calls):
         at = (i, n + i, 3 * n - 1 - i)

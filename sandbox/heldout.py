@@ -1,4 +1,4 @@
-"""Server side of the held-out judge (judge/patcher_heldout.py): each run in a fresh copy of the tree.
+"""Server side of the held-out judge (judge/heldout/patcher_heldout.py): each run in a fresh copy of the tree.
 
 As the second judge's runs (judging.py): the tree copied without .git to a path chosen at random, the files the
 diff changed put back first where the host asks (the base). The process looks like a test run's: the runner's
@@ -20,7 +20,7 @@ from sandbox.judging import restore_files
 from sandbox.protocol import ToolResult
 from sandbox.runner import HeadTail, child_env, finish, prefer_oom_kill
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge", "patcher_heldout.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge", "heldout", "patcher_heldout.py")
 
 
 def held_out(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolResult:

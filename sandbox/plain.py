@@ -14,7 +14,7 @@ Anything else (or past the size limits) is opaque: its type and a bounded repr, 
     ["td", "seconds"] timedelta   ["?", "mod.Qual", "repr"] opaque
 
 A value the held-out judge asks inside the test's own run may keep what is opaque as the live object the test
-passed (sandbox/judge/heldinrun.py): opaque entries are left as they were recorded.
+passed (sandbox/judge/heldout/inrun.py): opaque entries are left as they were recorded.
 
 Standard library only; the box loads this file by its path (Python 3.9 and later), the host imports it.
 """
@@ -231,7 +231,7 @@ def _instance(v: Any, t: type, depth: int) -> Enc:
 
 def _part(v: Any, depth: int) -> Enc:
     """An instance's attribute: opaque where it is not plain data (the instance is then not exact, but what of it is
-    plain can still be varied where the live instance is at hand: sandbox/judge/heldinrun.py)."""
+    plain can still be varied where the live instance is at hand: sandbox/judge/heldout/inrun.py)."""
     try:
         return _encode(v, depth)
     except Opaque:

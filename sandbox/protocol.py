@@ -82,10 +82,10 @@ class JudgeRequest(NamedTuple):
 
 
 class HeldOutRequest(NamedTuple):
-    """Run the held-out judge (sandbox/judge/patcher_heldout.py) in a fresh copy of the tree. Host only.
+    """Run the held-out judge (sandbox/judge/heldout/patcher_heldout.py) in a fresh copy of the tree. Host only.
 
     `job` is JSON: {"mode": "record" | "call", "restore": {path: base64 content or null}, ...the mode's fields}
-    (sandbox/heldout.py; the modes' fields in judge/heldrecord.py and judge/heldcalls.py)."""
+    (sandbox/heldout.py; the modes' fields in judge/heldout/record.py and judge/heldout/calls.py)."""
 
     job: str
 

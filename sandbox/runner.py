@@ -228,7 +228,7 @@ def run_test(command: str, allow: tuple[tuple[str, ...], ...], repo: str, report
     """Run an allowlisted test command without a shell; a failing test is a result, not an error.
 
     With `evidence`, the harness reports each test on a signed channel (evidence.py); data["evidence"]. With
-    `heldout` too, the held-out judge's inputs are asked inside the run (judge/heldinrun.py)."""
+    `heldout` too, the held-out judge's inputs are asked inside the run (judge/heldout/inrun.py)."""
     try:
         argv = check_command(command, allow)
     except ValueError as e:

@@ -4,7 +4,7 @@ The tool server opens two pipes before the test command starts and names their f
 PATCHER_EVIDENCE ("<nonce read fd>:<record write fd>"). At import, before any repository code runs, this
 module deletes the variable, reads the per-run key from the first pipe (so it is in no file, argv or
 environment block the code under test can read) and closes it. A held-out job may follow the key on that pipe
-(one JSON line): its inputs are then asked inside this run (sandbox/judge/heldinrun.py). Every record carries a
+(one JSON line): its inputs are then asked inside this run (sandbox/judge/heldout/inrun.py). Every record carries a
 sequence number and an HMAC-SHA256 under that key; the server drops the run's evidence at the first bad line.
 
 Residual risk, stated plainly: code in the same process can still find the key in this module's memory
@@ -57,7 +57,7 @@ REPO = os.environ.get("PATCHER_REPO_ROOT") or os.getcwd()
 
 
 def _held_out(job: str) -> None:
-    """The held-out judge's inputs, asked inside this run (sandbox/judge/heldinrun.py), when the host sent some with
+    """The held-out judge's inputs, asked inside this run (sandbox/judge/heldout/inrun.py), when the host sent some with
     the key: its modules run from their files, never put in sys.modules."""
     import importlib.util
 
@@ -71,7 +71,7 @@ def _held_out(job: str) -> None:
         return module
 
     spec = json.loads(job)
-    load("judge/heldinrun.py").install({**spec, "root": REPO}, channel.emit, load)  # type: ignore[attr-defined]
+    load("judge/heldout/inrun.py").install({**spec, "root": REPO}, channel.emit, load)  # type: ignore[attr-defined]
 
 
 if channel.job:

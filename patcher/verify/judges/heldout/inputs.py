@@ -6,7 +6,7 @@ package's samples module, `domain(GUEST)` in the test).
 That is a test edit made outside the test files: the crash the user reported still happens for its own input,
 and the test no longer asks about it. The names the failing test's file imports from the repository's own
 (non-test) modules, or reads off them (`samples.GUEST`), are read in the box on the base and with the diff
-(sandbox/judge/heldvalues.py: the modules imported as the test imports them), so the change shows however it
+(sandbox/judge/heldout/values.py: the modules imported as the test imports them), so the change shows however it
 is spelled (an assignment, `+=`, a write from the package's `__init__`). It refuses (`policy_violation`) where
 one of them holds one of the crash's own arguments on the base and another value with the diff. A fix in a
 caller that hands the function other arguments (a renderer whose output a parser crashed on) changes no value

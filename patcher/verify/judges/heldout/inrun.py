@@ -1,4 +1,4 @@
-"""Held-out inputs asked inside the test's own run: the host side (the box side: sandbox/judge/heldinrun.py).
+"""Held-out inputs asked inside the test's own run: the host side (the box side: sandbox/judge/heldout/inrun.py).
 
 The failing test runs as the verification's runs do (`python -m pytest -q NODE` under the harness, in the judges'
 box, at the repository's own path, with the base's files put back for the base's side), with the held-out job sent
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,7 @@ def ask(box: Sandbox, plan: InRun, job: Any, lines: dict[str, list[int]], base_f
     else:  # the diff's side: the function where the diff's text has it (lines above it added or taken away)
         first = _moved(job.staged.path / plan.frame["file"], tree.path / plan.frame["file"], first)
     try:
-        run = run_tests(box, f"python -m pytest -q {plan.node}", "held-out-in-run",
+        run = run_tests(box, f"python -m pytest -q {shlex.quote(plan.node)}", "held-out-in-run",
                         heldout=plan.job(job.site, lines, first))
     finally:
         if base_files:

@@ -3,7 +3,7 @@ the patched code is judged against the base (the rules: heldout/rules.py).
 
 In the judges' box (judges/box.py), as soon as it is open, while pytest verifies elsewhere (the engine is done by
 then), on the base:
-1. `record` (sandbox/judge/heldrecord.py): the tests that failed on the base, under pytest in a fresh copy of the
+1. `record` (sandbox/judge/heldout/record.py): the tests that failed on the base, under pytest in a fresh copy of the
    tree, with a trace hook that notes the crash's own argument values as each call took them;
 2. for each such test (up to RECORDED_TESTS) the tested call: the function whose frame holds the change
    (heldout/target.py); inputs drawn by Hypothesis from its values (heldout/strategies.py);

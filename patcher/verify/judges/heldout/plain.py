@@ -1,4 +1,4 @@
-"""Held-out calls made by name from plain data, outside the test (box side: sandbox/judge/heldcalls.py).
+"""Held-out calls made by name from plain data, outside the test (box side: sandbox/judge/heldout/calls.py).
 
 Where the tested call can be made again by its module and name with plain-data arguments, both sides are called
 in a process of their own on a fresh copy of the tree: the test's own calls of the function (in order, again,

@@ -1,6 +1,6 @@
 """What the held-out judge calls: one repository function of the crash's stack, with the test's own calls of it.
 
-The recording (sandbox/judge/heldrecord.py) gives the frames the crash passed through, innermost first, each with
+The recording (sandbox/judge/heldout/record.py) gives the frames the crash passed through, innermost first, each with
 the name its function can be called by (or why it cannot) and its arguments as plain data. The function called
 is the innermost one that both can be called again and holds the fix: from the innermost frame whose function's
 base lines the diff changes (else the innermost frame: the fix is in data or a helper), outwards to the first
@@ -32,7 +32,7 @@ Call = dict[str, Any]
 @dataclass(frozen=True)
 class Target:
     spec: dict[str, str]
-    """{"module", "qualname", "kind"}: how the box finds it (sandbox/judge/heldnames.py)."""
+    """{"module", "qualname", "kind"}: how the box finds it (sandbox/judge/heldout/names.py)."""
     tested: Call
     """The crash's own call of it (or the test's last call, for an assertion's failure)."""
     calls: list[Call] = field(default_factory=list)

@@ -25,9 +25,6 @@ from tests.support.helpers import make_repo
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
 SUITE = "python -m pytest -q"
-OLDER_JUDGES_REFUSE = {"a new table entry"}
-"""Honest fixes the perturbed reproductions refuse (they add the tested key, and a variant of it still raises
-KeyError): the held-out judge passes them, the older judge does not (for the lead to weigh)."""
 
 
 @dataclass
@@ -83,10 +80,7 @@ def test_an_honest_fix_draws_no_refusal(toy: Toys, name: str) -> None:
     summary, refusing = held_out(ver)
     assert not refusing, (name, ver.evidence)
     assert int(summary.get("inputs") or 0) >= 10 and not summary.get("note"), summary  # type: ignore[call-overload]
-    if name not in OLDER_JUDGES_REFUSE:
-        assert (ver.status, ver.reason) == ("verified", "verified"), (name, ver.message)
-    else:
-        assert ver.reason == "overfitted" and "variant" in ver.message, ver.message
+    assert (ver.status, ver.reason) == ("verified", "verified"), (name, ver.message)  # a table entry is data too
 
 
 def test_the_summary_says_what_was_called_and_how_the_inputs_fell(toy: Toys) -> None:

@@ -1,6 +1,6 @@
 """The held-out judge's rules on answers written out by hand: what refuses, what is a hint, what passes.
 
-The answers are what the box's calls report (sandbox/judge/heldcalls.py); tests/verify/judges/heldout/test_judge.py
+The answers are what the box's calls report (sandbox/judge/heldout/calls.py); tests/verify/judges/heldout/test_judge.py
 gets them from real calls on real Docker. Here each rule meets the case it is for and the honest case beside it.
 """
 

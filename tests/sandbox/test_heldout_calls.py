@@ -1,4 +1,4 @@
-"""The held-out judge's calls on the box side (sandbox/judge/heldcalls.py), on this machine (no Docker): the same
+"""The held-out judge's calls on the box side (sandbox/judge/heldout/calls.py), on this machine (no Docker): the same
 inputs called in turn in one process, and each alone in a process forked for it after the import, so that an
 answer left behind by an earlier call shows."""
 
@@ -13,11 +13,11 @@ import pytest
 
 from tests.support.boxfiles import box_module
 
-heldcalls = box_module("judge/heldcalls.py", "_test_heldcalls")
+heldcalls = box_module("judge/heldout/calls.py", "_test_heldcalls")
 roots = box_module("judge/roots.py", "_test_roots")
-heldnames = box_module("judge/heldnames.py", "_test_heldnames")
+heldnames = box_module("judge/heldout/names.py", "_test_heldnames")
 plain = box_module("plain.py", "_test_plain")
-heldrecord = box_module("judge/heldrecord.py", "_test_heldrecord")
+heldrecord = box_module("judge/heldout/record.py", "_test_heldrecord")
 
 STICKY = """def cost(weight, surcharge=None):
     if surcharge is None:

@@ -1,5 +1,5 @@
 """Finding a repository function again by name, and its arguments in a frame (the held-out judge's box side:
-heldrecord.py names what it saw, heldcalls.py calls it). Standard library only, Python 3.9 and later; loaded
+record.py names what it saw, calls.py calls it). Standard library only, Python 3.9 and later; loaded
 from its file, never put in sys.modules.
 
 A function can be called again from plain data when its module can be imported and its qualified name leads to

@@ -1,4 +1,4 @@
-"""The held-out inputs asked inside the test's own run (sandbox/judge/heldinrun.py), on this machine (no Docker):
+"""The held-out inputs asked inside the test's own run (sandbox/judge/heldout/inrun.py), on this machine (no Docker):
 a real pytest run under the harness, with the job sent after the run's key as the tool server sends it, and the
 signed records read back as the server reads them."""
 

@@ -156,7 +156,7 @@ def _form(args: list[tuple[str, str, Any]], kind: str) -> dict[str, Any]:
 
 def loaded(root: str) -> list[str]:
     """The modules loaded now that are neither the repository's nor the judge's or the harness's (their files
-    are elsewhere), in the order they were loaded: what the calling processes load first (heldcalls.py)."""
+    are elsewhere), in the order they were loaded: what the calling processes load first (calls.py)."""
     ours = (root.rstrip("/") + "/", os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + "/")
     kept = []
     for name, module in list(sys.modules.items()):

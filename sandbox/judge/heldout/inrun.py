@@ -31,14 +31,14 @@ from typing import Any
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 BUDGET = 400
-"""As the recording (heldrecord.py): the tested call is met by its arguments encoded alike."""
+"""As the recording (record.py): the tested call is met by its arguments encoded alike."""
 GENERATOR_ITEMS = 100
 MAX_PATH = 400
 
 
 def install(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], load: Callable[[str], Any]) -> None:
     """The hook set for this process (and its threads); `load` gives a sibling module by file name."""
-    asker = Asker(job, emit, load("plain.py"), load("judge/heldnames.py"), load("judge/heldcalls.py"))
+    asker = Asker(job, emit, load("plain.py"), load("judge/heldout/names.py"), load("judge/heldout/calls.py"))
     sys.settrace(asker.hook)
     threading.settrace(asker.hook)
 

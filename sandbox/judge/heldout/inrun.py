@@ -132,7 +132,7 @@ class Child:
 
     def start(self) -> Callable[..., Any]:
         with _quiet(), open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")  # a drawn size that eats memory ends this child, not the test or the box
+            f.write("1000")  # as the runner sets it for the test: a drawn size that eats memory ends this child
         threading.settrace(None)  # type: ignore[arg-type]
         try:
             if not self.given.get("live"):

@@ -222,7 +222,7 @@ def _instance(v: Any, t: type, depth: int) -> Enc:
     if isinstance(v, tuple) and hasattr(t, "_fields"):
         return ["nt", name, [_encode(x, depth + 1) for x in v]]
     state = getattr(v, "__dict__", None)
-    if type(state) is not dict or len(state) > MAX_ITEMS or hasattr(t, "__slots__"):
+    if type(state) is not dict or len(state) > MAX_ITEMS or _slotted(t):
         raise Opaque("no plain state")
     if any(c.__module__ == "builtins" and c is not object for c in t.__mro__):
         raise Opaque("a built-in type underneath")  # a dict or list subclass: its items are not in __dict__
@@ -238,6 +238,12 @@ def _part(v: Any, depth: int) -> Enc:
         if _left[0] is not None and _left[0] <= 0:
             raise
         return opaque(v)
+
+
+def _slotted(t: type) -> bool:
+    """Whether some class of `t` keeps attributes in slots (outside `__dict__`); an empty `__slots__ = ()`, as the
+    abstract base classes of `collections.abc` have, keeps none."""
+    return any(c.__dict__.get("__slots__") not in (None, (), [], "") for c in t.__mro__ if c is not object)
 
 
 def decode(enc: Enc, resolve: Resolve | None = None) -> Any:

@@ -71,7 +71,8 @@ def _held_out(job: str) -> None:
         return module
 
     spec = json.loads(job)
-    load("judge/heldout/inrun.py").install({**spec, "root": REPO}, channel.emit, load)  # type: ignore[attr-defined]
+    load("judge/heldout/inrun.py").install({**spec, "root": REPO}, channel.emit, load,  # type: ignore[attr-defined]
+                                           channel.fd)
 
 
 if channel.job:

@@ -130,3 +130,29 @@ def test_the_judge_s_own_fault_never_reaches_the_test(tmp_path: Path) -> None:
     last, records = _run(repo, "tests/test_rates.py::test_unknown", job)
     assert last.startswith("1 passed"), last
     assert next(r for r in records if r.get("k") == "inrun")["ok"] is False
+
+
+GENERATOR = '''def pairs(items):
+    for i in range(len(items)):
+        yield items[i], items[i + 1]
+'''
+GEN_TEST = '''from gen import pairs
+
+
+def test_pairs():
+    assert list(pairs([1, 2, 3])) == [(1, 2), (2, 3)]
+'''
+
+
+def test_a_generator_is_answered_with_its_items_as_the_test_s_own_code_draws_them(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "gen.py").write_text(GENERATOR)
+    (tmp_path / "tests" / "test_gen.py").write_text(GEN_TEST)
+    job = {"target": {"file": "gen.py", "first": 1, "func": "pairs"}, "call": _call([1, 2, 3]),
+           "inputs": [{"live": True}, _call([5, 6]), _call([])], "site": ["gen.py", "pairs"]}
+    last, records = _run(tmp_path, "tests/test_gen.py::test_pairs", job)
+    assert last.startswith("1 failed"), last  # the base's bug: one past the end
+    calls = {r["i"]: r["o"] for r in records if r.get("k") == "call"}
+    assert calls[0]["x"] == "IndexError" and calls[0]["site"] is True
+    assert calls[1]["x"] == "IndexError"
+    assert calls[2] == {"r": ["l", []], "gen": True}

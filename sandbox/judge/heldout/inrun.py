@@ -17,6 +17,7 @@ apart. Standard library only; Python 3.9 to 3.13; loaded from its file, never pu
 from __future__ import annotations
 
 import copy
+import dis
 import itertools
 import json
 import os
@@ -29,16 +30,19 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR = 0x04, 0x08, 0x20
 BUDGET = 400
 """As the recording (record.py): the tested call is met by its arguments encoded alike."""
 GENERATOR_ITEMS = 100
 MAX_PATH = 400
 
 
-def install(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], load: Callable[[str], Any]) -> None:
-    """The hook set for this process (and its threads); `load` gives a sibling module by file name."""
+def install(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], load: Callable[[str], Any],
+            channel_fd: int = -1) -> None:
+    """The hook set for this process (and its threads); `load` gives a module of sandbox/ by its path there;
+    `channel_fd`: the harness's record fd, which no child may write."""
     asker = Asker(job, emit, load("plain.py"), load("judge/heldout/names.py"), load("judge/heldout/calls.py"))
+    asker.channel_fd = channel_fd
     sys.settrace(asker.hook)
     threading.settrace(asker.hook)
 
@@ -51,6 +55,7 @@ class Asker:
         target = job["target"]
         self.where = (os.path.join(self.root, target["file"]), int(target["first"]), str(target["func"]))
         self.done = self.other = False
+        self.channel_fd = -1
 
     def hook(self, frame: Any, event: str, arg: Any) -> Any:
         if self.done or event != "call":
@@ -127,10 +132,18 @@ class Child:
         self.asker, self.frame, self.given, self.live, self.fd = asker, frame, given, live, fd
         self.exc: BaseException | None = None
         self.tb: Any = None
+        self.items: list[Any] | None = [] if frame.f_code.co_flags & CO_GENERATOR else None
+        """A generator's items so far (each yield is a 'return' event of its frame)."""
         wanted = asker.job.get("lines") or {}
         self.lines = asker.calls.Lines(asker.root, wanted) if wanted else None
 
     def start(self) -> Callable[..., Any]:
+        with _quiet():
+            os.close(self.asker.channel_fd)  # a child that outlives its frame must never write the test's records
+        with _quiet():
+            quiet = os.open(os.devnull, os.O_WRONLY)  # nor its output: pytest captures the test's own fds
+            os.dup2(quiet, 1)
+            os.dup2(quiet, 2)
         with _quiet(), open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")  # as the runner sets it for the test: a drawn size that eats memory ends this child
         threading.settrace(None)  # type: ignore[arg-type]
@@ -139,9 +152,15 @@ class Child:
                 _set_locals(self.frame, self._values())
         except BaseException as e:  # an input this call cannot take: no answer of the function's
             self._send({"o": {"bad": f"{type(e).__name__}: {e}"[:200]}})
-        sys.settrace(self.lines.hook if self.lines is not None else _nothing)
+        sys.settrace(self.hook)
         self.frame.f_trace_lines = True
         return self.local
+
+    def hook(self, frame: Any, event: str, arg: Any) -> Any:
+        """The child's global hook: its frame again on each resume (a generator's), else the diff's lines."""
+        if frame is self.frame:
+            return self.local
+        return self.lines.hook(frame, event, arg) if self.lines is not None else None
 
     def _values(self) -> dict[str, Any]:
         code, plain, resolve = self.frame.f_code, self.asker.plain, self.asker.names.resolve
@@ -158,6 +177,11 @@ class Child:
         elif event == "exception":
             self.exc, self.tb = arg[1], arg[2]  # the exception's own __traceback__ is set only where it is caught
         elif event == "return":
+            if self.items is not None and self.exc is None and _yielding(frame):
+                self.items.append(self.asker.plain.encode(arg, budget=BUDGET))
+                if len(self.items) < GENERATOR_ITEMS:
+                    return self.local  # the consumer (the test's own code) asks for the next one
+                arg = None
             self._send(self._answer(arg))
         return self.local
 
@@ -167,6 +191,8 @@ class Child:
             e = self.exc
             out: dict[str, Any] = {"x": names.type_name(type(e)), "site": calls._through(
                 self.tb, root, self.asker.job.get("site")), "args": calls._args(e), "msg": calls._text(e)[:200]}
+        elif self.items is not None:
+            out = {"r": ["l", self.items], "gen": True}
         elif isinstance(value, types.GeneratorType):
             out = {"r": self.asker.plain.encode(list(itertools.islice(value, GENERATOR_ITEMS))), "gen": True}
         else:
@@ -187,8 +213,10 @@ class Child:
         os._exit(0)
 
 
-def _nothing(frame: Any, event: str, arg: Any) -> None:
-    return None
+def _yielding(frame: Any) -> bool:
+    """Whether a generator's frame, at a 'return' event, is yielding (not returning for good)."""
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and dis.opname[code[frame.f_lasti]] == "YIELD_VALUE"
 
 
 def _collect(read_fd: int, pid: int, per_call: float) -> dict[str, Any]:

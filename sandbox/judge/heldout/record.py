@@ -19,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 CO_GENERATOR = 0x20
+CO_ASYNC = 0x80 | 0x200
+"""A coroutine or an async generator: its frame runs under an event loop, not asked inside the run."""
 BUDGET = 400
 """Parts an argument's encoding may have (past it, opaque): every call of the repository's code is encoded."""
 MAX_CALLS = 12
@@ -123,7 +125,7 @@ class Recorder:
                 "first": code.co_firstlineno, "target": target if call is not None else None,
                 "why": why or bad, "call": call, "full": _form(seen.args, "function"), "n": seen.n,
                 "qualname": str(getattr(code, "co_qualname", "") or (target or {}).get("qualname") or code.co_name),
-                "generator": bool(code.co_flags & CO_GENERATOR)}
+                "generator": bool(code.co_flags & CO_GENERATOR), "coroutine": bool(code.co_flags & CO_ASYNC)}
 
     def call(self, seen: Seen, target: dict[str, str] | None = None) -> tuple[dict[str, Any] | None, str]:
         """The call as plain data ({"pos", "kw"}), or None and why not."""

@@ -77,7 +77,7 @@ def in_run(record: dict[str, Any], changes: list[Change], base: Path
            ) -> tuple[dict[str, Any] | None, Target | None, str]:
     """The frame whose call is asked inside the test's own run (heldout/inrun.py), and its Target for the rules: as
     `choose` picks, innermost first from the frame that holds the change, any function the test's run reaches
-    (its arguments need not be plain data: what is not stays the live object), a generator's frame excepted; for
+    (its arguments need not be plain data: what is not stays the live object), a coroutine's frame excepted; for
     an assertion's failure, the test's last call into the repository. None and why when there is none."""
     frames = [f for f in record.get("frames") or [] if isinstance(f, dict)]
     crash = bool(frames)
@@ -87,7 +87,7 @@ def in_run(record: dict[str, Any], changes: list[Change], base: Path
     _with_ends(frames, base)
     start = next((n for n, f in enumerate(frames) if _holds_change(f, changed)), 0) if crash else 0
     for f in [*frames[start:], *reversed(frames[:start])]:
-        if f.get("full") and not f.get("generator"):
+        if f.get("full") and not f.get("coroutine"):
             qual = str(f.get("qualname") or f.get("func"))
             module = str(f.get("file") or "")[:-3].replace("/", ".")
             spec = dict(f.get("target") or {"module": module, "qualname": qual,

@@ -1,6 +1,5 @@
 """A toy repository for the held-out judge (tests/verify/judges/heldout/test_judge.py): one module a bug, each with its
-failing
-test, and real cheats and honest fixes of each as file edits (`fix(module, body)`).
+failing test, and real cheats and honest fixes of each as file edits (`fix(module, body)`).
 
 - rates.convert(100, "GBP") raises KeyError (a missing table entry); the test expects 85.0.
 - words.first_word("   ") raises IndexError (a blank text); the test expects "".
@@ -8,6 +7,8 @@ test, and real cheats and honest fixes of each as file edits (`fix(module, body)
 - duration.parse_duration("1h30m") answers 11400 (a number not reset; examples/offline/no_template's module): an
   assertion's failure; 5400 expected.
 - ratio.ratio(3, 0) raises ZeroDivisionError; the test expects a ValueError.
+- draws.sample([1, 2], 3) raises ValueError (more asked than there are); the test expects both items, in any order:
+  the fix's answers change by themselves (random), which no rule on the order of calls may hold against it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ PAIRS = '''def pairs(items):
 DURATION = (Path(__file__).resolve().parents[2] / "examples/offline/no_template/timeparse/duration.py").read_text()
 """The bundled example's wrong value (a number not reset between units)."""
 RATIO = "def ratio(a, b):\n    return a / b\n"
+DRAWS = "import random\n\n\ndef sample(items, k):\n    return random.sample(items, k)\n"
 TESTS = {
     "tests/test_rates.py": '''from rates import convert
 
@@ -70,6 +72,16 @@ def test_one_unit():
 def test_two_units():
     assert parse_duration("1h30m") == 5400
 ''',
+    "tests/test_draws.py": '''from draws import sample
+
+
+def test_some():
+    assert len(sample([1, 2, 3], 2)) == 2
+
+
+def test_more_than_there_are():
+    assert sorted(sample([1, 2], 3)) == [1, 2]
+''',
     "tests/test_ratio.py": '''import pytest
 
 from ratio import ratio
@@ -84,7 +96,8 @@ def test_zero():
         ratio(3, 0)
 ''',
 }
-FILES = {"rates.py": RATES, "words.py": WORDS, "pairs.py": PAIRS, "duration.py": DURATION, "ratio.py": RATIO, **TESTS}
+FILES = {"rates.py": RATES, "words.py": WORDS, "pairs.py": PAIRS, "duration.py": DURATION, "ratio.py": RATIO,
+         "draws.py": DRAWS, **TESTS}
 
 
 @dataclass(frozen=True)
@@ -101,6 +114,8 @@ BUGS = {
     "duration": Bug("python -m pytest -q tests/test_duration.py::test_two_units", "AssertionError",
                     ("tests/test_duration.py", "test_two_units")),
     "ratio": Bug("python -m pytest -q tests/test_ratio.py::test_zero", "ZeroDivisionError", ("ratio.py", "ratio")),
+    "draws": Bug("python -m pytest -q tests/test_draws.py::test_more_than_there_are", "ValueError",
+                 ("draws.py", "sample")),
 }
 
 
@@ -154,6 +169,9 @@ HONEST = {  # name: (bug, edits)
     "a corrected formula": ("duration", {"duration.py": DURATION.replace(
         "            total += int(number) * UNITS[ch]\n",
         '            total += int(number) * UNITS[ch]\n            number = ""\n')}),
+    "every item in a random order when more are asked than there are (answers that change by themselves)": (
+        "draws", {"draws.py": DRAWS.replace("    return random.sample(items, k)\n",
+                                            "    return random.sample(items, min(k, len(items)))\n")}),
     "a crash turned into a proper ValueError for every bad input": ("ratio", {"ratio.py": RATIO.replace(
         "    return a / b\n", '    if b == 0:\n        raise ValueError("ratio by zero")\n    return a / b\n')}),
 }

@@ -173,6 +173,8 @@ def _summary(parts: list[dict[str, Any]], note: str) -> dict[str, Any]:
     out["counterexamples"] = list(dict.fromkeys(q for p in parts for q in p.get("counterexamples") or []))[:5]
     out["tested_calls"] = [p.get("test") or "by name" for p in parts]
     out["in_run"] = sum(1 for p in parts if not p.get("made_by_name") and p.get("compared"))
+    if any(p.get("unsteady") for p in parts):
+        out["unsteady"] = True
     lost = [p for p in parts if p.get("lost_with_the_diff")]
     if lost:  # calls by name cannot stand in where the diff kept the judge from the test's own call
         out["lost_with_the_diff"] = len(lost)

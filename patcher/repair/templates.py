@@ -1,4 +1,5 @@
-"""Single-token fix templates on one line: off-by-one, operator swaps, swapped arguments, `d[k]` → `d.get(k)`.
+"""Single-token fix templates on one line: off-by-one, operator swaps, swapped arguments, `d[k]` → `d.get(k)`, a
+stray trailing comma.
 
 Each template takes a `Site` and yields `Fix`es in source order. Operators carry no position in the ast,
 so their tokens are found with tokenize between the end of one operand and the start of the next.
@@ -161,3 +162,22 @@ def dict_get(site: Site) -> Iterator[Fix]:
         for default in defaults:
             new = f".get({key}{default})"
             yield site.fix(f"`{obj}[{key}]` → `{obj}{new}`", Edit(value_end, end, new))
+
+
+def stray_comma(site: Site) -> Iterator[Fix]:
+    """For an error that names a tuple (`'tuple' object is not callable`, `… has no attribute …`, an operand of
+    type 'tuple'): the trailing comma that made a 1-tuple of a value assigned or returned (`handler = make(x),`)
+    dropped. A parenthesized 1-tuple, `(x,)`, is meant and left alone."""
+    if "tuple" not in site.message:
+        return
+    for node in site.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return):
+        value = node.value
+        if not isinstance(value, ast.Tuple) or len(value.elts) != 1 or isinstance(value.elts[0], ast.Starred):
+            continue
+        start, end = site.src.span(value)
+        if site.src.text[start:end].startswith("("):
+            continue
+        comma = site.src.tokens_between(site.src.span(value.elts[0])[1], end)
+        if [t.string for t in comma] == [","]:
+            yield site.fix(f"drop the trailing comma that makes `{site.src.text[start:end]}` a 1-tuple",
+                           Edit(comma[0].start, comma[0].end, ""))

@@ -18,11 +18,11 @@ Reason = Literal[
     # the engine proposed nothing, or stopped
     "no_change", "gave_up", "cut_off", "round_limit", "budget_exceeded", "timeout", "repeated_call",
     # errors (status "error")
-    "model_error", "sandbox_error", "bad_input", "setup_failed", "cancelled",
+    "model_error", "sandbox_error", "bad_input", "setup_failed", "cancelled", "internal_error",
 ]
 """Every `reason` of the contract (README: "The result"); a new one is added here and in README together."""
 REASONS: frozenset[str] = frozenset(get_args(Reason))
-ERROR_REASONS = {"bad_input", "sandbox_error", "model_error", "setup_failed"}
+ERROR_REASONS = {"bad_input", "sandbox_error", "model_error", "setup_failed", "internal_error"}
 
 
 def as_reason(text: str) -> Reason:

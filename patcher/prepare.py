@@ -218,5 +218,5 @@ def finish(trace: Trace, staged: StagedRepo | None, reason: Reason, message: str
                        base_commit=staged.source_commit if staged else None, trace=str(trace.path),
                        exit_code=exit_code if exit_code is not None else exit_code_for(status), **fields)
     trace.emit("run_end", status=result.status, reason=result.reason, message=message,
-               diff_sha256=result.diff_sha256)
+               diff_sha256=result.diff_sha256, provenance=result.provenance)
     return result

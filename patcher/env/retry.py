@@ -8,9 +8,10 @@ container, before the setup is given up.
    alone; then the requirement files and the project. A single requirement that cannot be installed even alone is
    still a failure, named with its line; one the project's run then contradicts is a warning naming that line.
 2. **The project's era.** A `setup.py` project whose build fails under today's build isolation (an editable
-   PEP 660 build runs the newest setuptools, which no longer has `setuptools.command.test` that old setup.py
-   files import) is installed without isolation, on the last setuptools that had it (`setuptools<72`) and
-   `wheel`, as pip did in its day.
+   PEP 660 build runs the newest setuptools, which no longer has `pkg_resources`, nor, from 72.0 to 72.1,
+   `setuptools.command.test`, both of which old setup.py files import) is installed without isolation, on
+   `setuptools<72` and `wheel`, as pip did in its day; failing that, by its own `setup.py develop`
+   (`--no-use-pep517`, where the environment's pip still offers it).
 
 Each pip run is reported (`commands` of `provenance.setup`, with its exit code and why it ran), and so are the
 warnings; the host reads them from the summary line the driver prints last (`RETRY_MARK`).
@@ -68,6 +69,8 @@ if not ok and plan["era"]:
     tools, _ = run(plan["era_tools"], "the project's era: its build tools")
     if tools:
         ok, out = run(["--no-build-isolation"] + own, "the project's era: built without isolation")
+    if tools and not ok:
+        ok, out = run(["--no-build-isolation", "--no-use-pep517"] + own, "the project's era: setup.py develop")
 if ok and loose:
     for line in re.findall(r"^\\S+ \\S+ requires .+? which is incompatible\\.?$", out, re.M):
         warnings.append(line)

@@ -91,25 +91,40 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     asked_by = {"flag": "--python", "pyproject": "[tool.patcher] python"}.get(settings.sources.get("python", ""), "")
     plan = python_plan(client, staged.path, settings.python, asked_by, cfg.image, crash_python(traceback))
     left: list[dict[str, str]] = []
-    for n in range(len(plan.choices)):
-        python = replace(plan.realize(client, n, ctx.progress), tried=tuple(left))
-        known.fields["python"] = python.as_json()
+    failed: SetupFailed | Job | None = None
+    """The last Python's failure, which stands when no later one can even be built."""
+    for n, (version, source) in enumerate(plan.choices):
         last = n == len(plan.choices) - 1
+        try:
+            python = replace(plan.realize(client, n, ctx.progress), tried=tuple(left))
+        except SetupFailed as e:
+            if failed is None:
+                raise
+            left.append({"version": version, "image": "", "source": source, "left": f"no image for it: {e}"})
+            continue
+        known.fields["python"] = python.as_json()
         try:
             job = _on_python(staged, parsed, traceback, settings, ctx, held, python, repro, client)
         except SetupFailed as e:
             known.fields["setup"] = e.setup
             if last or not e.interpreter:
                 raise
+            failed = e
             left.append(python.left(f"the setup failed there: {e.interpreter}"))
             ctx.progress(f"Python {python.version} could not set the project up; trying the next one")
             continue
         why = None if last else _interpreter_bound(job)
         if why is None:
             return _unusable(ctx.trace, job, job.base, known) or job
+        failed = job
         left.append(python.left(f"the base run failed there for the interpreter: {why}"))
         ctx.progress(f"Python {python.version} could not import the project; trying the next one")
-    raise AssertionError("a Python plan has at least one choice")
+    own = python.left("")  # the last Python that ran: the ones after it had no image
+    known.fields["python"] = {**known.fields["python"], "tried": [t for t in left if t["image"] != own["image"]]}
+    if isinstance(failed, SetupFailed):
+        raise failed
+    assert failed is not None, "a Python plan has at least one choice"
+    return _unusable(ctx.trace, failed, failed.base, known) or failed
 
 
 def _on_python(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, settings: Effective,

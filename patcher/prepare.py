@@ -16,6 +16,7 @@ from patcher.config import SandboxConfig, patcher_home
 from patcher.env import (
     EnvConfig,
     PythonChoice,
+    PythonPlan,
     crash_python,
     ensure_env_image,
     import_symptom,
@@ -90,6 +91,14 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
     require_image(client, cfg.image)
     asked_by = {"flag": "--python", "pyproject": "[tool.patcher] python"}.get(settings.sources.get("python", ""), "")
     plan = python_plan(client, staged.path, settings.python, asked_by, cfg.image, crash_python(traceback))
+    return _on_pythons(plan, client, staged, parsed, traceback, settings, ctx, held, repro)
+
+
+def _on_pythons(plan: PythonPlan, client: Any, staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str,
+                settings: Effective, ctx: EngineContext, held: Releasable, repro: str | None) -> Job | JobResult:
+    """The job on the first Python of `plan` that sets the project up and imports it (else the last failure),
+    each one left noted in `tried` with why; a left Python's spare boxes are stopped at once."""
+    known = ctx.known
     left: list[dict[str, str]] = []
     failed: SetupFailed | Job | None = None
     """The last Python's failure, which stands when no later one can even be built."""
@@ -119,6 +128,9 @@ def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, 
         failed = job
         left.append(python.left(f"the base run failed there for the interpreter: {why}"))
         ctx.progress(f"Python {python.version} could not import the project; trying the next one")
+        if isinstance(spares := held[-1], BoxPool):
+            held.pop()
+            spares.close()
     own = python.left("")  # the last Python that ran: the ones after it had no image
     known.fields["python"] = {**known.fields["python"], "tried": [t for t in left if t["image"] != own["image"]]}
     if isinstance(failed, SetupFailed):

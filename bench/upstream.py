@@ -61,6 +61,8 @@ class Row:
     """The Python the verification ran and why (provenance.python), `X.Y.Z (source)`; with the Pythons left."""
     provenance: bool = False
     """Whether every result of the case carried a provenance."""
+    judged_once: str = ""
+    """Why the upstream fix's fail-to-pass tests were judged by their runner alone (the second judge's `why`)."""
 
 
 def python_setting(case: Case, cfg: SandboxConfig) -> tuple[dict[str, str], SandboxConfig] | None:
@@ -103,6 +105,8 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
     row.baseline = baseline_reached(result)
     row.verified = result.reason
     row.python, row.provenance = ran_on(result), result.provenance is not None
+    once = ((result.verification or {}).get("second_judge") or {}).get("judged_once") or []
+    row.judged_once = "; ".join(sorted({str(o.get("why")) for o in once if isinstance(o, dict)}))[:200]
     if result.reason != "verified":
         row.stop = f"upstream fix {result.reason}: {_one_line(result.message)}"
     if offline and row.baseline:
@@ -144,12 +148,16 @@ def report(rows: list[Row], offline: bool) -> None:
             tail = f"offline {r.offline}{same}  " if offline else ""
             print(f"  {r.case.id:<34} {r.case.kind:<9} py{r.case.python}  baseline {base:<3}  upstream "
                   f"{r.verified:<14} {tail}{r.seconds:>6.0f} s  {r.stop}")
-            print(f"  {'':<34} ran on {r.python}{'' if r.provenance else '  NO PROVENANCE'}")
+            print(f"  {'':<34} ran on {r.python}{'' if r.provenance else '  NO PROVENANCE'}"
+                  + (f"; judged once: {r.judged_once}" if r.judged_once else ""))
     reached = [r for r in rows if r.baseline]
     refused = [r for r in reached if r.verified != "verified"]
     print(f"cases {len(rows)} over {len({r.case.project for r in rows})} projects; reached a usable baseline "
           f"{len(reached)}; upstream verified {len(reached) - len(refused)}")
     print(f"provenance on the results of {sum(r.provenance for r in rows)} of {len(rows)} cases")
+    verified = [r for r in reached if r.verified == "verified"]
+    print(f"upstream fixes whose fail-to-pass tests were all judged twice: "
+          f"{sum(not r.judged_once for r in verified)}/{len(verified)}")
     print(f"false refusals: {len(refused)}/{len(reached)} upstream fixes judged "
           f"({len(rows) - len(reached)} not judged: the baseline was not reached)")
     for reason, count in Counter(r.verified for r in refused).most_common():

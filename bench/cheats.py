@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from bench import honest, judge_cost
+from bench.coverage import covered, line
 from patcher.config import SandboxConfig
 from patcher.env import image
 from patcher.verify import Verification
@@ -36,14 +37,14 @@ from tests.support.corpus.today import REFUSED_HONEST, SOMETIMES_VERIFIED, VERIF
 from tests.support.corpus.verifier import Verifier
 
 
-def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool) -> None:
+def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool, packaged: bool = False) -> None:
     started = time.monotonic()
 
     def done(entry: object, ver: Verification) -> None:
         assert isinstance(entry, Cheat)
         print(f"  {time.monotonic() - started:5.0f}s {entry.id}: {ver.reason}", flush=True)
 
-    verifier = Verifier(tmp, cfg.image, cfg.test_timeout_s)
+    verifier = Verifier(tmp, cfg.image, cfg.test_timeout_s, packaged)
     try:
         verdicts = dict(zip([c.id for c in CHEATS], verifier.check_all(CHEATS, workers, done), strict=True))
     finally:
@@ -58,8 +59,15 @@ def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool) -> None:
         reasons = Counter(verdicts[c.id].reason for c in rows if c not in missed)
         print(f"{kind:20}{len(missed):>9}{len(rows):>4}   " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
     missed = [c for c in CHEATS if verdicts[c.id].status == "verified"]
-    print(f"false-verified: {len(missed)}/{len(CHEATS)} cheats ({time.monotonic() - started:.0f} s, "
+    lower = [c for c in CHEATS if verdicts[c.id].status == "unjudged"]
+    print(f"false-verified: {len(missed)}/{len(CHEATS)} cheats at full strength; {len(lower)} at the lower status "
+          f"(unjudged){' (packaged twins)' if packaged else ''} ({time.monotonic() - started:.0f} s, "
           f"{workers} at a time)")
+    print(line([covered(v.status, v.as_json(), c.repo.exc) for c in CHEATS for v in [verdicts[c.id]]],
+               "cheats' coverage"))
+    for c in lower:
+        cov = verdicts[c.id].coverage
+        print(f"  UNJUDGED {c.id}: {'; '.join(cov.missing if cov else [])[:200]}")
     for c in missed:
         print(f"  VERIFIED {c.id} [written against: {c.targets or '-'}]")
     now = {c.id for c in missed}
@@ -72,24 +80,27 @@ def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool) -> None:
         print("VERIFIED_CHEATS = frozenset({\n" + "".join(f"    {i!r},\n" for i in sorted(now)) + "})")
 
 
-def honest_fixes(tmp: Path, cfg: SandboxConfig, sources: list[str], workers: int) -> None:
+def honest_fixes(tmp: Path, cfg: SandboxConfig, sources: list[str], workers: int, packaged: bool = False) -> None:
     rows: list[honest.Row] = []
     for source in sources:
         (tmp / source).mkdir()
-        rows += honest.SOURCES[source](tmp / source, cfg, workers)
+        rows += honest.SOURCES[source](tmp / source, cfg, workers, packaged)
     print(f"\n{'source':12}{'refused':>8}{'of':>5}   reasons (not judged)")
     for source in sources:
         mine = [r for r in rows if r[0] == source]
-        judged = [r for r in mine if r[2] not in honest.UNJUDGED]
+        judged = [r for r in mine if r[2] not in honest.NOT_JUDGED]
         reasons = Counter(r[2] for r in judged if r[2] != "verified")
-        unjudged = Counter(r[2] for r in mine if r[2] in honest.UNJUDGED)
+        never = Counter(r[2] for r in mine if r[2] in honest.NOT_JUDGED)
         print(f"{source:12}{sum(reasons.values()):>8}{len(judged):>5}   "
               + ", ".join(f"{r} {n}" for r, n in reasons.most_common())
-              + (f" ({', '.join(f'{r} {n}' for r, n in unjudged.items())})" if unjudged else ""))
-    judged = [r for r in rows if r[2] not in honest.UNJUDGED]
+              + (f" ({', '.join(f'{r} {n}' for r, n in never.items())})" if never else ""))
+        print("  " + line([r[4] for r in mine], f"{source} coverage"))
+    judged = [r for r in rows if r[2] not in honest.NOT_JUDGED]
     refused = [r for r in judged if r[2] != "verified"]
-    print(f"false-refused: {len(refused)}/{len(judged)} honest fixes judged ({len(rows) - len(judged)} not judged)")
-    for source, label, reason, message in refused:
+    print(f"false-refused: {len(refused)}/{len(judged)} honest fixes judged, "
+          f"{sum(r[2] == 'unjudged' for r in judged)} of them at the lower status (unjudged) "
+          f"({len(rows) - len(judged)} not judged)")
+    for source, label, reason, message, _ in refused:
         known = " (known: today.py)" if label in REFUSED_HONEST else ""
         print(f"  REFUSED {source} {label}: {reason}{known} ({message[:240]})")
 
@@ -101,6 +112,8 @@ def main() -> None:
                     help=f"honest sources (comma-separated): {', '.join(honest.SOURCES)}")
     ap.add_argument("--workers", type=int, default=3, help="verifications at a time (cheats and the corpus)")
     ap.add_argument("--today", action="store_true", help="print the verified cheats as today.py spells them")
+    ap.add_argument("--packaged", action="store_true", help="the corpus's toy repositories as packaged twins (a "
+                    "two-line setup.py, set up for real)")
     args = ap.parse_args()
     tag = image.build_image(None, log=lambda line: print(f"[image] {line}"))  # judges merged since: rebuilt here
     cfg = SandboxConfig(image=tag, test_timeout_s=300)
@@ -109,10 +122,10 @@ def main() -> None:
         where = Path(tmp)
         if "cheats" in sections:
             (where / "cheats").mkdir()
-            cheats(where / "cheats", cfg, args.workers, args.today)
+            cheats(where / "cheats", cfg, args.workers, args.today, args.packaged)
         if "honest" in sections:
             (where / "honest").mkdir()
-            honest_fixes(where / "honest", cfg, args.honest.split(","), args.workers)
+            honest_fixes(where / "honest", cfg, args.honest.split(","), args.workers, args.packaged)
         if "cost" in sections:
             (where / "cost").mkdir()
             print()

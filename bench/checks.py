@@ -24,8 +24,7 @@ from pathlib import Path
 from bench.injected import BUGS, LIBS, fetch, inject, pytest
 from patcher.config import SandboxConfig
 from patcher.intake import parse_traceback, stage_repo
-from patcher.repair import candidates
-from patcher.repair.checks import Checker
+from patcher.repair import Checker, candidates
 from patcher.sandbox import DockerSandbox
 from sandbox.protocol import WriteFileRequest
 

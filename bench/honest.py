@@ -8,7 +8,9 @@ source:
             gives the cases, `bench.upstream_build.build(case, work)` each one's base repository (`repo`), `diff` and
             `test_command` (an optional `traceback` is passed on; without one, pytest's run on the host gives it).
 
-A row is (source, label, reason, message); rows whose reason is in UNJUDGED were never judged.
+A row is (source, label, reason, message, coverage); rows whose reason is in NOT_JUDGED were never judged; a reason
+`unjudged` is a verdict at the lower status (the tests prove the fix, a judge could not judge it).
+`packaged`: the corpus's toy repositories as twins with a two-line setup.py, set up for real.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from bench.coverage import Covered, covered
 from bench.injected import BUGS, LIBS, fetch, inject, pytest
 from patcher.config import SandboxConfig
 from patcher.intake import parse_traceback
@@ -30,8 +33,8 @@ from tests.support.corpus.verifier import Verifier, exact_diff
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "core.hooksPath=/dev/null"]
-Row = tuple[str, str, str, str]
-UNJUDGED = frozenset({"skipped", "not_reproduced", "unavailable"})
+Row = tuple[str, str, str, str, Covered]
+NOT_JUDGED = frozenset({"skipped", "not_reproduced", "unavailable"})
 EXAMPLE_FIXES = {
     "bounds_guard": ("words/first.py", "    if words[0].isupper():", "    if words and words[0].isupper():"),
     "comparison": ("search/linear.py", "while i <= len(items):", "while i < len(items):"),
@@ -84,26 +87,29 @@ def example_diffs(tmp: Path) -> Iterator[tuple[str, Path, str, str, str | None]]
         yield name, repo, diff, traceback.read_text(), test
 
 
-def examples(tmp: Path, cfg: SandboxConfig, workers: int) -> list[Row]:
+def examples(tmp: Path, cfg: SandboxConfig, workers: int, packaged: bool = False) -> list[Row]:
     rows: list[Row] = []
     for name, repo, diff, traceback, test in example_diffs(tmp):
         result = verify_patch(str(repo), diff, test_command=test, traceback=traceback, sandbox=cfg,
                               trace_dir=tmp / "runs")
-        rows.append(("examples", name, result.reason, result.message))
+        exc = parse_traceback(traceback).exception
+        rows.append(("examples", name, result.reason, result.message,
+                     covered(result.status, result.verification, exc.type if exc else None)))
         print(f"  examples {name}: {result.reason}", flush=True)
     return rows
 
 
-def corpus(tmp: Path, cfg: SandboxConfig, workers: int) -> list[Row]:
-    verifier = Verifier(tmp, cfg.image, cfg.test_timeout_s)
+def corpus(tmp: Path, cfg: SandboxConfig, workers: int, packaged: bool = False) -> list[Row]:
+    verifier = Verifier(tmp, cfg.image, cfg.test_timeout_s, packaged)
     try:
         got = verifier.check_all(HONEST, workers)
     finally:
         verifier.close()
-    return [("corpus", h.label, v.reason, v.message) for h, v in zip(HONEST, got, strict=True)]
+    return [("corpus", h.label, v.reason, v.message, covered(v.status, v.as_json(), h.repo.exc))
+            for h, v in zip(HONEST, got, strict=True)]
 
 
-def injected(tmp: Path, cfg: SandboxConfig, workers: int) -> list[Row]:
+def injected(tmp: Path, cfg: SandboxConfig, workers: int, packaged: bool = False) -> list[Row]:
     pristine = {lib: fetch(LIBS[lib], tmp / lib) for lib in dict.fromkeys(b.lib for b in BUGS)}
     rows: list[Row] = []
     for n, bug in enumerate(BUGS, 1):
@@ -113,24 +119,27 @@ def injected(tmp: Path, cfg: SandboxConfig, workers: int) -> list[Row]:
         label = f"{n} {bug.lib} {bug.kind}"
         failing = parse_traceback(pytest(repo).stdout).failing_tests if repo else []
         if repo is None or not failing:
-            rows.append(("injected", label, "skipped", "the bug text or its failing test was not found"))
+            rows.append(("injected", label, "skipped", "the bug text or its failing test was not found", Covered()))
             continue
         diff = exact_diff(repo, work / "fix", {bug.path: (repo / bug.path).read_text().replace(bug.new, bug.old, 1)})
         started = time.monotonic()
         result = verify_patch(str(repo), diff, test_command=f"python -m pytest -q {shlex.quote(failing[0])}",
                               traceback=pytest(repo, failing[0]).stdout, sandbox=cfg, trace_dir=work / "runs")
-        rows.append(("injected", label, result.reason, f"{result.message} [{time.monotonic() - started:.0f} s]"))
+        exc = parse_traceback(pytest(repo, failing[0]).stdout).exception
+        rows.append(("injected", label, result.reason, f"{result.message} [{time.monotonic() - started:.0f} s]",
+                     covered(result.status, result.verification, exc.type if exc else None)))
         print(f"  injected {label}: {result.reason}", flush=True)
     return rows
 
 
-def upstream(tmp: Path, cfg: SandboxConfig, workers: int) -> list[Row]:
+def upstream(tmp: Path, cfg: SandboxConfig, workers: int, packaged: bool = False) -> list[Row]:
     """Engineer upstream's corpus, when present (see the module's docstring for the hook)."""
     try:
         cases = importlib.import_module("bench.upstream_cases")
         build = importlib.import_module("bench.upstream_build").build
     except ImportError as e:
-        return [("upstream", "(the corpus)", "unavailable", f"bench/upstream_cases.py is not here yet ({e})")]
+        return [("upstream", "(the corpus)", "unavailable", f"bench/upstream_cases.py is not here yet ({e})",
+                 Covered())]
     rows: list[Row] = []
     for case in cases.load():
         work = tmp / case.id
@@ -139,7 +148,8 @@ def upstream(tmp: Path, cfg: SandboxConfig, workers: int) -> list[Row]:
         traceback = getattr(built, "traceback", None) or pytest(built.repo, *shlex.split(built.test_command)[3:]).stdout
         result = verify_patch(str(built.repo), built.diff, test_command=built.test_command, traceback=traceback,
                               sandbox=cfg, trace_dir=work / "runs")
-        rows.append(("upstream", f"{case.project} {case.id}", result.reason, result.message))
+        rows.append(("upstream", f"{case.project} {case.id}", result.reason, result.message,
+                     covered(result.status, result.verification, case.exception)))
         print(f"  upstream {case.id}: {result.reason}", flush=True)
     return rows
 

@@ -38,8 +38,7 @@ from unittest import mock
 from patcher.config import SandboxConfig
 from patcher.intake import parse_traceback
 from patcher.pipeline import JobSpec, run_job
-from patcher.repair.checks import Checker
-from patcher.repair.localize import ochiai, rank_of
+from patcher.repair import Checker, ochiai, rank_of
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]

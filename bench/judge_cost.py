@@ -4,8 +4,8 @@
 Per example, from the run's trace and result: `whole` is `patcher verify` end to end (staging, baseline, every
 box, the judges; wall clock); `pytest` the test runs it contains (baseline and verification runs as the trace's
 `verify` events list them, each timed on the host around its box call; a run answered by another is not counted
-twice); `verify()` the verification alone (`verification.duration_s`) over its own runs; `judges` the second
-judge's `duration_s` plus every `verification.judges` entry's. Ratios are of the sums.
+twice); `verify()` the verification alone (`verification.duration_s`) over its own runs; `judges` every
+`verification.judges` entry's `duration_s` (each judge's own time). Ratios are of the sums.
 
     PATCHER_SANDBOX_IMAGE=… .venv/bin/python -m bench.judge_cost [EXAMPLE,...]
 """
@@ -38,8 +38,7 @@ def _runs_ms(trace: Path) -> dict[str, float]:
 
 
 def _judges_s(verification: dict[str, Any]) -> float:
-    second = float((verification.get("second_judge") or {}).get("duration_s") or 0.0)
-    return second + sum(float(j.get("duration_s") or 0.0) for j in (verification.get("judges") or {}).values())
+    return sum(float(j.get("duration_s") or 0.0) for j in (verification.get("judges") or {}).values())
 
 
 def measure(tmp: Path, cfg: SandboxConfig, only: set[str] | None = None) -> list[tuple[str, str, list[float]]]:

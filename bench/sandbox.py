@@ -33,9 +33,7 @@ import docker.errors
 
 from patcher.config import SandboxConfig
 from patcher.intake import StagedRepo, stage_repo
-from patcher.sandbox import BoxPool, DockerSandbox, docker_client, require_image
-from patcher.sandbox.docker import _AttachStream
-from patcher.sandbox.pool import container_args
+from patcher.sandbox import AttachStream, BoxPool, DockerSandbox, container_args, docker_client, require_image
 from sandbox.protocol import GitDiffRequest, ReadFileRequest, SearchCodeRequest
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
@@ -67,7 +65,7 @@ def bare_start(client: docker.DockerClient, cfg: SandboxConfig) -> float:
     started = time.perf_counter()
     container = client.containers.create(**args)
     try:
-        stream = _AttachStream(container.attach_socket(params={"stdout": 1, "stderr": 1, "stream": 1}))
+        stream = AttachStream(container.attach_socket(params={"stdout": 1, "stderr": 1, "stream": 1}))
         container.start()
         out = stream.recv(30)
         elapsed = time.perf_counter() - started

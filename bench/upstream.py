@@ -31,9 +31,11 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.coverage import Covered, covered, line
+from bench.judge_cost import _judges_s, _runs_ms
 from bench.upstream_build import build
 from bench.upstream_cases import Case, load
 from bench.upstream_check import HOST_PYTHON, base_traceback, check
@@ -54,6 +56,9 @@ class Row:
     """verify_patch's reason for the upstream fix ("verified", or why not)."""
     offline: str = "-"
     same_as_upstream: bool | None = None
+    covered: Covered = field(default_factory=Covered)
+    cost: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    """Seconds: the pytest runs (baseline and verification), verify() alone, its own pytest runs, the judges."""
     stop: str = ""
     """Why the case stops, in one line (empty when the upstream fix verified and the engine, if run, fixed it)."""
     seconds: float = 0.0
@@ -61,8 +66,6 @@ class Row:
     """The Python the verification ran and why (provenance.python), `X.Y.Z (source)`; with the Pythons left."""
     provenance: bool = False
     """Whether every result of the case carried a provenance."""
-    judged_once: str = ""
-    """Why the upstream fix's fail-to-pass tests were judged by their runner alone (the second judge's `why`)."""
 
 
 def python_setting(case: Case, cfg: SandboxConfig) -> tuple[dict[str, str], SandboxConfig] | None:
@@ -105,8 +108,10 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
     row.baseline = baseline_reached(result)
     row.verified = result.reason
     row.python, row.provenance = ran_on(result), result.provenance is not None
-    once = ((result.verification or {}).get("second_judge") or {}).get("judged_once") or []
-    row.judged_once = "; ".join(sorted({str(o.get("why")) for o in once if isinstance(o, dict)}))[:200]
+    row.covered = covered(result.status, result.verification, case.exception)
+    runs = _runs_ms(Path(result.trace)) if result.trace else {}
+    row.cost = (sum(runs.values()) / 1000, float(result.verification.get("duration_s") or 0.0),
+                runs.get("verify", 0.0) / 1000, _judges_s(result.verification))
     if result.reason != "verified":
         row.stop = f"upstream fix {result.reason}: {_one_line(result.message)}"
     if offline and row.baseline:
@@ -148,18 +153,21 @@ def report(rows: list[Row], offline: bool) -> None:
             tail = f"offline {r.offline}{same}  " if offline else ""
             print(f"  {r.case.id:<34} {r.case.kind:<9} py{r.case.python}  baseline {base:<3}  upstream "
                   f"{r.verified:<14} {tail}{r.seconds:>6.0f} s  {r.stop}")
-            print(f"  {'':<34} ran on {r.python}{'' if r.provenance else '  NO PROVENANCE'}"
-                  + (f"; judged once: {r.judged_once}" if r.judged_once else ""))
+            print(f"  {'':<34} ran on {r.python}{'' if r.provenance else '  NO PROVENANCE'}")
     reached = [r for r in rows if r.baseline]
     refused = [r for r in reached if r.verified != "verified"]
     print(f"cases {len(rows)} over {len({r.case.project for r in rows})} projects; reached a usable baseline "
           f"{len(reached)}; upstream verified {len(reached) - len(refused)}")
     print(f"provenance on the results of {sum(r.provenance for r in rows)} of {len(rows)} cases")
-    verified = [r for r in reached if r.verified == "verified"]
-    print(f"upstream fixes whose fail-to-pass tests were all judged twice: "
-          f"{sum(not r.judged_once for r in verified)}/{len(verified)}")
     print(f"false refusals: {len(refused)}/{len(reached)} upstream fixes judged "
           f"({len(rows) - len(reached)} not judged: the baseline was not reached)")
+    print(line([r.covered for r in reached]))
+    costs = [r.cost for r in reached if r.cost[2]]
+    if costs:
+        runs, verify_s, own, judges = (sum(c[i] for c in costs) for i in range(4))
+        print(f"cost: verify() {verify_s:.0f} s over its own pytest runs {own:.0f} s = {verify_s / own:.2f}x; baseline "
+              f"and verify() {runs - own + verify_s:.0f} s over all their pytest runs {runs:.0f} s = "
+              f"{(runs - own + verify_s) / runs:.2f}x (the budget: 2x); the judges {judges:.0f} s")
     for reason, count in Counter(r.verified for r in refused).most_common():
         print(f"  {reason}: {count} ({', '.join(r.case.id for r in refused if r.verified == reason)})")
     if offline:
@@ -211,13 +219,15 @@ def main() -> int:
             except (OSError, subprocess.SubprocessError, LookupError, StopIteration) as e:  # the case's rebuild
                 rows.append(Row(case, stop=f"the bench could not rebuild the case: {type(e).__name__}: {e}"))
             r = rows[-1]
+            c = r.covered
             print(f"  {case.id}: baseline {r.baseline} upstream {r.verified} offline {r.offline} "
-                  f"{r.seconds} s {r.stop}", flush=True)
+                  f"{r.seconds} s judged twice {c.judged_twice}/{c.fail_to_pass} held-out {c.inputs} {r.stop}"
+                  + (f" [not judged: {'; '.join(c.missing)[:300]}]" if c.missing else ""), flush=True)
         report(rows, args.offline)
         if args.project_fixes:
             from bench.cheats import honest_fixes  # the project's own honest fixes, counted by bench.cheats
             (Path(tmp) / "honest").mkdir()
-            honest_fixes(Path(tmp) / "honest", cfg, True)
+            honest_fixes(Path(tmp) / "honest", cfg, ["corpus", "examples", "injected"], 3)
     return 0
 
 

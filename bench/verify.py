@@ -28,8 +28,7 @@ from patcher.intake import stage_repo
 from patcher.pipeline import JobSpec, run_job
 from patcher.sandbox import BoxPool, DockerSandbox, docker_client
 from patcher.testing import ScriptedModelServer, reply
-from patcher.verify import Job, run_baseline, verify
-from patcher.verify.check import apply_diff
+from patcher.verify import Job, apply_diff, run_baseline, verify
 
 ROOT = Path(__file__).resolve().parents[1]
 REPRO = "python -m pytest -q tests/test_pagination.py"

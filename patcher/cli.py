@@ -86,8 +86,9 @@ def verify_cmd(
     traceback: Annotated[str | None, typer.Option("--traceback", help="The crash it claims to fix.")] = None,
     setup: Annotated[str | None, typer.Option("--setup", help=SETUP_HELP)] = None,
     python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
-    record: Annotated[Path | None, typer.Option("--record", help="When verified, write the signed record (DSSE "
-                                                "envelope) here; needs a signing key.")] = None,
+    record: Annotated[Path | None, typer.Option("--record", help="When verified (or unjudged: the gate then needs "
+                                                "--accept-unjudged), write the signed record (DSSE envelope) here; "
+                                                "needs a signing key.")] = None,
     signing_key: Annotated[Path | None, typer.Option("--signing-key", envvar="PATCHER_SIGNING_KEY",
                                                      help="PEM Ed25519 private key that signs --record.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
@@ -108,7 +109,7 @@ def verify_cmd(
         with err.status("verifying", spinner="dots") as status:
             result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
                                   setup=setup, python=python, progress=lambda phase: status.update(markup_safe(phase)))
-        if record is not None and signing_key is not None and result.status == "verified":
+        if record is not None and signing_key is not None and result.status in ("verified", "unjudged"):
             record.write_text(json.dumps(attest(result.as_json(), AttestConfig(signing_key=signing_key)), indent=2))
             err.print(f"signed record: {plain(str(record))}", markup=False, highlight=False, soft_wrap=True)
         emit(result, as_json, None)
@@ -214,13 +215,16 @@ def gate(
     = DEFAULT_SUITE,
     require_approval: Annotated[bool, typer.Option("--require-approval", help="Also require an approval by "
                                                    "someone other than the submitter.")] = False,
+    accept_unjudged: Annotated[bool, typer.Option("--accept-unjudged", help="Also accept a record whose tests "
+                                                  "prove the change but whose judges could not all judge it.")]
+    = False,
 ) -> None:
     """Merge gate: exit 0 only when a valid signed record proves this change verified on this base."""
     from patcher.review import run_gate
 
     with one_line_errors():
         code, line = run_gate(patch, attestation, public_key, require_approval, base=base, head=head, repo=repo,
-                              suite=suite)
+                              suite=suite, accept_unjudged=accept_unjudged)
         typer.echo(plain(line), err=code != 0)
     raise typer.Exit(code)
 

@@ -87,7 +87,9 @@ def write_stdout(text: str) -> None:
 
 def emit(result: JobResult, as_json: bool, out: Path | None) -> None:
     """A job's result printed (and written to `out`), then the command's exit with the result's code."""
-    text = json.dumps(result.as_json(), indent=2) + "\n" if as_json else (result.diff or "")
+    # Without --json only a verified diff reaches stdout: an unjudged one is in the JSON result, never piped on.
+    text = json.dumps(result.as_json(), indent=2) + "\n" if as_json else (
+        result.diff if result.status == "verified" and result.diff else "")
     if out is not None and text:
         out.write_text(text)
     # On a terminal the diff is shown, not applied: control sequences in it must not drive the terminal.
@@ -98,7 +100,7 @@ def emit(result: JobResult, as_json: bool, out: Path | None) -> None:
 
         for line in environment_lines(result.provenance or {}):  # the Python and the dependencies, doctor-style
             err.print(plain(line), markup=False, highlight=False, soft_wrap=True)
-        colour = "green" if result.status == "verified" else "red"
+        colour = {"verified": "green", "unjudged": "yellow"}.get(result.status, "red")
         err.print(f"[{colour}]{result.status}[/] ({result.reason}): {markup_safe(result.message)}", highlight=False,
                   soft_wrap=True)
         err.print(f"trace: {plain(result.trace or '')}", markup=False, highlight=False, soft_wrap=True)

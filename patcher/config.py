@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandbox.protocol import DEFAULT_ALLOWLIST
+from sandbox.commands import DEFAULT_ALLOWLIST
 
 SANDBOX_IMAGE = os.environ.get("PATCHER_SANDBOX_IMAGE") or "patcher-sandbox:latest"
 """Tag of the sandbox image; PATCHER_SANDBOX_IMAGE names another (one per checkout, say)."""

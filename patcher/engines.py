@@ -71,9 +71,14 @@ class Proposal:
         return self.verification is not None and self.verification.status == "verified"
 
     @property
+    def proved(self) -> bool:
+        """Verified, or unjudged: the tests prove the diff (a judge could not judge it)."""
+        return self.verification is not None and self.verification.status in ("verified", "unjudged")
+
+    @property
     def engine(self) -> str | None:
-        """The engine whose diff is verified (None: nothing verified)."""
-        return self.source if self.verified else None
+        """The engine whose diff the tests proved (None: none)."""
+        return self.source if self.proved else None
 
 
 class Engine(Protocol):
@@ -150,7 +155,7 @@ class AgentEngine:
     def review(self, job: Job, run: EngineContext, proposal: Proposal) -> None:
         """The job's model reads the verified diff (whoever wrote it) in a fresh context: one call, a hint. Not
         asked once the agent's spend has reached the cost limit."""
-        if not (self.reviews and proposal.verified and proposal.verification is not None):
+        if not (self.reviews and proposal.proved and proposal.verification is not None):
             return
         run.stopper.check()
         spent = proposal.spend.get("agent", {}).get("cost_usd") or 0.0
@@ -180,7 +185,8 @@ class AgentEngine:
             reason = "no_change" if outcome.reason == "finished" else as_reason(outcome.reason)
             return Proposal(reason, f"no change was made ({outcome.message})", summary, attempts=attempts,
                             source="agent")
-        reason = ver.reason if ver.status == "verified" or outcome.reason == "finished" else as_reason(outcome.reason)
+        proved = ver.status in ("verified", "unjudged")
+        reason = ver.reason if proved or outcome.reason == "finished" else as_reason(outcome.reason)
         message = ver.message if reason == ver.reason else f"{outcome.message}; {ver.message}"
         return Proposal(reason, message, summary, diff, ver, attempts,
                         [*diff_warnings(diff, job.staged.path, job.parsed), *ver.warnings], source="agent")
@@ -229,8 +235,8 @@ def _settled(offline: Side[Proposal], agent: Side[Proposal]) -> Proposal:
     """The verified side's proposal (the templates' first), else the agent's; with what each side spent."""
     theirs, mine = offline.result, agent.result
     spend = {"offline": _spent(offline, "offline"), "agent": _spent(agent, "agent")}
-    if theirs is not None and theirs.verified:
-        return replace(theirs, spend=spend)
+    if theirs is not None and (theirs.verified or (theirs.proved and not (mine is not None and mine.verified))):
+        return replace(theirs, spend=spend)  # a verified diff first, the templates' first; then one the tests proved
     if mine is None:  # the agent failed (not stopped: only a verified template diff stops it)
         assert agent.error is not None
         raise agent.error
@@ -269,7 +275,7 @@ def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, 
         ver = verify_job(job, diff, run.trace)
         attempts.append(attempt_record(len(attempts) + 1, ver, diff))
         run.trace.emit("attempt", **attempts[-1])
-        if ver.status == "verified" or outcome.reason != "finished" or len(attempts) >= allowed:
+        if ver.status in ("verified", "unjudged") or outcome.reason != "finished" or len(attempts) >= allowed:
             return outcome, diff, ver, attempts
         if ver.reason in STRIKES:
             run.progress(f"attempt {len(attempts)} refused ({ver.reason}) as gaming the verification: the job ends")

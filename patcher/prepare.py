@@ -25,7 +25,7 @@ from patcher.env import (
 )
 from patcher.errors import SetupFailed
 from patcher.intake import Effective, ParsedTraceback, StagedRepo, crash_site, effective, map_frames
-from patcher.result import JobResult, Reason, empty_verification, exit_code_for, status_for
+from patcher.result import CARRIES_DIFF, JobResult, Reason, empty_verification, exit_code_for, status_for
 from patcher.review import base_provenance, reproduction_of, staged_provenance, with_result
 from patcher.sandbox import BoxPool, DockerBoxes, docker_client, reap, require_image
 from patcher.stopper import Stopper
@@ -69,10 +69,10 @@ time the baseline ends, even when the agent's edit takes no time."""
 
 
 def provenance(job: Job, known: Known, user_test: str | None, ver: Verification, diff: str) -> dict[str, Any] | None:
-    """What the record binds; `result_tree` only for a verified diff (one that applied)."""
+    """What the record binds; `result_tree` only for a diff the tests proved (one that applied)."""
     assert job.client is not None
     prov = {**known.provenance(job.staged), **base_provenance(job, known.repo, known.ref, user_test)}
-    return with_result(prov, job.staged, diff) if ver.status == "verified" else prov
+    return with_result(prov, job.staged, diff) if ver.status in CARRIES_DIFF else prov
 
 
 def prepare(staged: StagedRepo, parsed: ParsedTraceback | None, traceback: str, settings: Effective,

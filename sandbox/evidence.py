@@ -8,6 +8,7 @@ test writes without the key ends the evidence with a `problem`, and the host cal
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import hmac
 import json
@@ -15,21 +16,26 @@ import os
 import secrets
 from typing import Any
 
+from sandbox.commands import runner_of
+
 HARNESS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness")
 MAX_EVIDENCE_BYTES = 8 * 1024 * 1024
 PLUGIN = "patcher_evidence"
-UNITTEST_RUNNER = "patcher_unittest"
-SCRIPT_RUNNER = "patcher_runner"
 
 
 class Evidence:
     """Both pipes of one run: `child_fds` go to the test process, `read_fd` stays with the server."""
 
-    def __init__(self) -> None:
+    def __init__(self, job: str = "") -> None:
+        """`job`: a held-out job (one JSON line) sent after the key, for the harness to ask inside the run."""
         self.key = secrets.token_bytes(32)
         key_r, key_w = os.pipe()
         self.read_fd, rec_w = os.pipe()
-        os.write(key_w, self.key.hex().encode())
+        data = self.key.hex().encode() + (b"\n" + job.encode() if job else b"")
+        with contextlib.suppress(OSError):  # room for a job bigger than a pipe's default 64 KiB (F_SETPIPE_SZ)
+            fcntl.fcntl(key_w, 1031, max(len(data), 65536))
+        while data:
+            data = data[os.write(key_w, data):]
         os.close(key_w)
         self.child_fds = (key_r, rec_w)
         self.buf = bytearray()
@@ -77,10 +83,11 @@ class Evidence:
 
 
 def harness_argv(argv: list[str]) -> list[str]:
-    """`python -m unittest …` becomes the harness runner; pytest gets the plugin from PYTEST_ADDOPTS; a project's
-    own runner (`python manage.py test …`, `python -m pkg.runtests …`) runs under the script harness."""
-    if argv[1:3] == ["-m", "unittest"]:
-        return [argv[0], "-m", UNITTEST_RUNNER, *argv[3:]]
-    if argv[1:3] == ["-m", "pytest"] or argv[:1] == ["pytest"] or argv[1:2] == ["-c"] or len(argv) < 2:
+    """The argv under its runner's harness (commands.py RUNNERS): `python -m unittest …` becomes the harness's
+    unittest runner; pytest gets the plugin from PYTEST_ADDOPTS; a project's own runner (`python manage.py
+    test …`, `python -m pkg.runtests …`) runs under the script harness; any other command as it is."""
+    runner = runner_of(argv)
+    if runner is None or runner.harness is None or runner.enters == "plugin":
         return argv
-    return [argv[0], "-m", SCRIPT_RUNNER, *argv[1:]]
+    rest = argv[1:] if runner.enters == "around" else argv[runner.start:]
+    return [argv[0], "-m", runner.harness, *rest]

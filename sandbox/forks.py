@@ -22,7 +22,8 @@ import subprocess
 import time
 
 from sandbox import runner
-from sandbox.protocol import ToolResult, check_command
+from sandbox.commands import check_command
+from sandbox.protocol import ToolResult
 
 WARM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm.py")
 MAX_RECORD_BYTES = 4 * 1024 * 1024

@@ -53,8 +53,9 @@ def judge(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolResu
         for tree, root in roots.items():
             shutil.copytree(repo, root, symlinks=True, ignore=shutil.ignore_patterns(".git"))
             if tree == "base":
-                _restore(root, restore)
-        runs = [_Context(name, {**job, "cases": [c for c in cases if name in (c.get("contexts") or ["bare"])]},
+                restore_files(root, restore)
+        runs = [_Context(name, {**job, "workspace": repo,
+                                "cases": [c for c in cases if name in (c.get("contexts") or ["bare"])]},
                          roots, deadline_at) for name in names]
         return _merged(_run_all(runs, sweep_mode, deadline_at))
     finally:
@@ -137,7 +138,9 @@ def _merged(results: dict[str, ToolResult]) -> ToolResult:
                       exit_code=first.exit_code, truncated_bytes=sum(r.truncated_bytes for r in results.values()),
                       timed_out=any(r.timed_out for r in results.values()),
                       data={"evidence": first.data.get("evidence"), "contexts": contexts})
-def _restore(tree: str, restore: dict[str, str | None]) -> None:
+
+
+def restore_files(tree: str, restore: dict[str, str | None]) -> None:
     """Files put back as on the base (None: a file the diff added, removed)."""
     for rel, content in restore.items():
         parts = rel.split("/")

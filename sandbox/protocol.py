@@ -1,4 +1,5 @@
-"""Wire types shared by the host and the tool server: the only code both sides import.
+"""Wire types shared by the host and the tool server (with commands.py: what a test command may be and which
+runner it runs).
 
 One request, one result. On the wire each is one JSON line:
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import shlex
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple, Union
@@ -30,21 +30,8 @@ MAX_MODEL_OUTPUT = 64 * 1024
 MAX_WRITE_BYTES = 2 * 1024 * 1024
 """Largest file content `write_file` / `edit_file` accept."""
 
-DEFAULT_ALLOWLIST: tuple[tuple[str, ...], ...] = (
-    ("python", "-m", "pytest"),
-    ("python3", "-m", "pytest"),
-    ("pytest",),
-    ("python", "-m", "unittest"),
-    ("python3", "-m", "unittest"),
-    ("python", "-c"),
-    ("python3", "-c"),
-)
-"""`run_test` argv prefixes allowed unless a job extends the list."""
-
 REPORT_DIR = "/tmp/patcher-reports"
 """Outside the repo; the host points `--junitxml` here and fetches the file with ReadReportRequest."""
-
-SHELL_OPERATORS = frozenset({";", "&&", "||", "|", "&", ">", ">>", "<", "<<", "<<<", "|&", ">&", "<&", "(", ")"})
 
 
 class ReadFileRequest(NamedTuple):
@@ -78,6 +65,8 @@ class RunTestRequest(NamedTuple):
     command: str
     evidence: bool = False
     """Host only: run under the harness and return its signed per-test records in data["evidence"]."""
+    heldout: str = ""
+    """Host only, with `evidence`: a held-out job (JSON) whose inputs the harness asks inside the run."""
 
 
 class JudgeRequest(NamedTuple):
@@ -93,10 +82,10 @@ class JudgeRequest(NamedTuple):
 
 
 class HeldOutRequest(NamedTuple):
-    """Run the held-out judge (sandbox/judge/patcher_heldout.py) in a fresh copy of the tree. Host only.
+    """Run the held-out judge (sandbox/judge/heldout/patcher_heldout.py) in a fresh copy of the tree. Host only.
 
     `job` is JSON: {"mode": "record" | "call", "restore": {path: base64 content or null}, ...the mode's fields}
-    (sandbox/heldout.py; the modes' fields in judge/heldrecord.py and judge/heldcalls.py)."""
+    (sandbox/heldout.py; the modes' fields in judge/heldout/record.py and judge/heldout/calls.py)."""
 
     job: str
 
@@ -244,25 +233,3 @@ def decode_result(line: bytes, key: bytes) -> tuple[int, ToolResult]:
         raise ProtocolError("result signature does not match: the line was not written by the tool server")
     return call_id, ToolResult(**json.loads(payload))
 
-
-def check_command(command: str, allow: tuple[tuple[str, ...], ...] = DEFAULT_ALLOWLIST) -> list[str]:
-    """The argv of an allowed test command, or ValueError with a sentence naming what is allowed."""
-    allowed = "; ".join(" ".join(p) + " …" for p in allow)
-    if any(c in command for c in ("`", "$(", "${", "\n", "\r")):
-        raise ValueError(f"refused: command substitution and newlines are not allowed. Allowed: {allowed}")
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError as e:
-        raise ValueError(f"refused: cannot parse the command ({e}). Allowed: {allowed}") from e
-    ops = [t for t in tokens if t in SHELL_OPERATORS or set(t) <= set("();<>|&")]
-    if ops:
-        raise ValueError(
-            f"refused: shell operators ({' '.join(ops)}) are not allowed; commands run without a shell, "
-            f"one program at a time. Allowed: {allowed}")
-    argv = shlex.split(command)
-    if not any(tuple(argv[: len(p)]) == p and len(argv) >= len(p) for p in allow):
-        prog = argv[0] if argv else "(empty)"
-        raise ValueError(f"refused: {prog!r} is not an allowed test command. Allowed: {allowed}")
-    return argv

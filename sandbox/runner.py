@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from sandbox.commands import check_command
 from sandbox.evidence import HARNESS_DIR, PLUGIN, Evidence, harness_argv
-from sandbox.protocol import ToolResult, check_command
+from sandbox.protocol import ToolResult
 
 SWEEP_SECONDS = 5.0
 EXIT_GRACE_S = 0.2
@@ -216,24 +217,25 @@ def child_env(repo: str, evidence: Evidence | None = None) -> dict[str, str]:
     return env
 
 
-def _prefer_oom_kill() -> None:
+def prefer_oom_kill() -> None:
     """In the child before exec: let the OOM killer take the test rather than the server."""
     with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
         f.write("1000")
 
 
 def run_test(command: str, allow: tuple[tuple[str, ...], ...], repo: str, report_dir: str,
-             sweep_mode: str, deadline_at: float, evidence: bool = False) -> ToolResult:
+             sweep_mode: str, deadline_at: float, evidence: bool = False, heldout: str = "") -> ToolResult:
     """Run an allowlisted test command without a shell; a failing test is a result, not an error.
 
-    With `evidence`, the harness reports each test on a signed channel (evidence.py); data["evidence"]."""
+    With `evidence`, the harness reports each test on a signed channel (evidence.py); data["evidence"]. With
+    `heldout` too, the held-out judge's inputs are asked inside the run (judge/heldout/inrun.py)."""
     try:
         argv = check_command(command, allow)
     except ValueError as e:
         return ToolResult.error(str(e))
     os.makedirs(report_dir, exist_ok=True)
     capture = HeadTail()
-    channel = Evidence() if evidence else None
+    channel = Evidence(heldout) if evidence else None
     try:
         return _run(harness_argv(argv) if channel else argv, repo, channel, capture, sweep_mode, deadline_at)
     finally:
@@ -246,7 +248,7 @@ def _run(argv: list[str], repo: str, channel: Evidence | None, capture: HeadTail
     try:
         proc = subprocess.Popen(argv, cwd=repo, env=child_env(repo, channel), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_prefer_oom_kill, pass_fds=channel.child_fds if channel else ())
+                                preexec_fn=prefer_oom_kill, pass_fds=channel.child_fds if channel else ())
     except OSError as e:
         return ToolResult.error(f"could not start {argv[0]!r}: {e}; check that it is installed in the "
                                 "environment (retrying the same command will not help)")

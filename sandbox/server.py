@@ -22,9 +22,9 @@ from types import SimpleNamespace as Namespace
 from typing import TYPE_CHECKING
 
 from sandbox import tools
+from sandbox.commands import DEFAULT_ALLOWLIST
 from sandbox.paths import ToolError
 from sandbox.protocol import (
-    DEFAULT_ALLOWLIST,
     REPORT_DIR,
     TOOL_NAMES,
     CheckRequest,
@@ -45,11 +45,10 @@ from sandbox.protocol import (
     decode_request,
     encode_result,
 )
+from sandbox.tree import Tree
 
-if TYPE_CHECKING:  # run as boot's -c, boot is __main__: importing it here would load it a second time
+if TYPE_CHECKING:
     from typing import Any, BinaryIO
-
-    from sandbox.boot import Tree
 
     Handler = Callable[[tools.Context, Any, float], ToolResult]
 
@@ -63,7 +62,7 @@ def _run_test(ctx: tools.Context, req: RunTestRequest, deadline_at: float) -> To
     from sandbox import runner  # on the first run, as tools.run_capped
 
     return runner.run_test(req.command, ctx.allow, ctx.repo, ctx.report_dir, ctx.sweep, deadline_at,
-                           evidence=req.evidence is True)
+                           evidence=req.evidence is True, heldout=str(req.heldout or "") if req.evidence else "")
 
 
 def _check(ctx: tools.Context, req: CheckRequest, deadline_at: float) -> ToolResult:

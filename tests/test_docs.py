@@ -9,7 +9,8 @@ import typer
 
 from patcher.agent.tools import AGENT_TOOLS
 from patcher.cli import app
-from patcher.result import REASONS
+from patcher.result import EXIT_CODES, REASONS, TABLE
+from patcher.verify.judges import JUDGES
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -53,3 +54,29 @@ def test_the_contract_lists_every_trace_event_the_code_writes() -> None:
     assert written, "no trace.emit calls found: the pattern is stale"
     listed = set(re.findall(r"^\| `(\w+)` \|", CONTRACT, re.M))
     assert written <= listed, written - listed
+
+
+def test_the_contracts_table_of_reasons_is_the_codes_table() -> None:
+    rows = _rows()
+    listed = {r: rows[r][0] if r in rows else None for r in TABLE}
+    assert listed == {r: row.status for r, row in TABLE.items()}, "status of each reason"
+    said = {r: text for r, (_, text) in _rows().items() if r in TABLE}
+    assert said == {r: row.meaning for r, row in TABLE.items()}, "each reason's sentence"
+    assert set(TABLE) == REASONS
+    codes = dict(re.findall(r"^\| (\d) \| (\w+)", CONTRACT, re.M))
+    assert {s: int(c) for c, s in codes.items() if s in EXIT_CODES} == {
+        s: c for s, c in EXIT_CODES.items() if s in ("verified", "unjudged")}
+
+
+def _rows() -> dict[str, tuple[str, str]]:
+    return {r: (s, m) for r, s, m in re.findall(r"^\| `(\w+)` \| (\w+) \| (.+) \|$", CONTRACT, re.M)}
+
+
+def test_the_readmes_table_of_judges_and_docs_verified_are_the_list_of_judges() -> None:
+    readme = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| (\d+) \| [^|]+ \| ([^|]+) \| (yes|no) \|", readme, re.M)
+    assert [(name, int(check), set(re.findall(r"`(\w+)`", refuses)), needed == "yes") for name, check, refuses, needed
+            in rows] == [(j.name, j.check, set(j.reasons), j.required) for j in JUDGES]
+    verified = (ROOT / "docs" / "verified.md").read_text()
+    checks = re.findall(r"^(\d+)\. \*\*[^*]+\*\* \(judge `(\w+)`", verified, re.M)
+    assert sorted((int(n), name) for n, name in checks) == sorted((j.check, j.name) for j in JUDGES)

@@ -93,7 +93,7 @@ def test_a_name_that_went_away_is_found(doc: str) -> None:
     assert dangling(doc)
 
 
-@pytest.mark.parametrize("doc", ["plan.py: what to install", "see patcher/verify/policy.py", "(auth.HostGuard)",
+@pytest.mark.parametrize("doc", ["plan.py: what to install", "see patcher/verify/policy/rules.py", "(auth.HostGuard)",
                                  "`patcher.result.Reason`", "the repo's own setup.py", "docker.DockerClient"])
 def test_a_name_that_exists_passes(doc: str) -> None:
     assert not dangling(doc)

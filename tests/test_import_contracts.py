@@ -1,8 +1,10 @@
 """The import contracts count imports made only for the type checker: a cycle through `if TYPE_CHECKING:`
-is still a cycle (pyproject.toml, [tool.importlinter]; scripts/test.sh runs `lint-imports` on patcher)."""
+is still a cycle (pyproject.toml, [tool.importlinter]; scripts/test.sh runs `lint-imports` on patcher and sandbox);
+what the box loads by path, which import-linter cannot see, imports only the standard library and its folder."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -32,3 +34,28 @@ def test_a_cycle_made_only_for_the_type_checker_breaks_the_contract(tmp_path: Pa
     run = subprocess.run([str(LINT), "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 1 and "BROKEN" in run.stdout, run.stdout + run.stderr
+
+
+PATH_LOADED = ("sandbox/judge", "sandbox/harness")
+"""Loaded by path in the box (the judge's siblings by file, the harness from PYTHONPATH), so import-linter never
+sees them: they run under the repository's Python next to its code, with the standard library, the test
+framework they serve and the modules of their own folder only."""
+FRAMEWORK = {"pytest", "_pytest"}
+
+
+def _imported(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+    return {name.split(".")[0] for name in names}
+
+
+@pytest.mark.parametrize("folder", PATH_LOADED)
+def test_what_is_loaded_by_path_imports_only_the_standard_library_and_its_folder(folder: str) -> None:
+    files = sorted((ROOT / folder).rglob("*.py"))
+    own = {f.stem for f in files}
+    found = {f"{f.relative_to(ROOT)}: {name}" for f in files
+             for name in _imported(f) - set(sys.stdlib_module_names) - FRAMEWORK - own}
+    assert files
+    assert not found, sorted(found)

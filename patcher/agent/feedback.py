@@ -13,11 +13,10 @@ import hashlib
 from typing import Any
 
 from patcher.agent import prompts
+from patcher.result import STRIKES
 from patcher.verify import Verification
 
 EXCERPT_CHARS = 3000
-STRIKES = frozenset({"suspicious_diff", "report_tampered", "behaves_differently"})
-"""Reasons that end the job at once: the diff tried to game the verification."""
 
 
 def diff_digest(diff: str) -> str:

@@ -16,7 +16,8 @@ from typing import Any
 
 from patcher.model import ToolCall
 from patcher.sandbox import Sandbox
-from sandbox.protocol import MODEL_TOOLS, ProtocolError, RunTestRequest, build_request, check_command
+from sandbox.commands import check_command
+from sandbox.protocol import MODEL_TOOLS, ProtocolError, RunTestRequest, build_request
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}

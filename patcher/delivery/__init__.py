@@ -2,12 +2,12 @@
 pull request on its forge, and job events as signed webhooks.
 
     DeliveryConfig, WebhookEndpoint       config.py: what the operator sets per project / endpoint
-    deliver(change, facts, …)             run.py: the commit pushed once (branch.py), then the pull request
+    deliver(commit, facts, …)             run.py: the commit pushed once (branch.py), then the pull request
                                           (forges.py: PyGithub, python-gitlab, Gitea's REST API; message.py)
     send(endpoint, id, body)              webhooks.py: one signed attempt (Standard Webhooks), Slack format
 """
 
-from patcher.delivery.branch import Change, DeliveryRefused, commit_change, push_change
+from patcher.delivery.branch import Commit, DeliveryRefused, push_commit, write_commit
 from patcher.delivery.config import EVENT_TYPES, DeliveryConfig, EventType, Forge, WebhookEndpoint
 from patcher.delivery.forges import ForgeError, PullRequest, forge_for, open_pull_request
 from patcher.delivery.message import Facts, commit_message, pr_body, pr_title
@@ -17,7 +17,7 @@ from patcher.delivery.webhooks import Attempt, body_of, send, signature, slack_m
 __all__ = [
            "EVENT_TYPES",
            "Attempt",
-           "Change",
+           "Commit",
            "Delivered",
            "DeliveryConfig",
            "DeliveryRefused",
@@ -28,15 +28,15 @@ __all__ = [
            "PullRequest",
            "WebhookEndpoint",
            "body_of",
-           "commit_change",
            "commit_message",
            "deliver",
            "forge_for",
            "open_pull_request",
            "pr_body",
            "pr_title",
-           "push_change",
+           "push_commit",
            "send",
            "signature",
            "slack_message",
+           "write_commit",
 ]

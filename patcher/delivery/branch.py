@@ -16,6 +16,7 @@ from pathlib import Path
 
 from patcher.errors import BadInput
 from patcher.intake import CloneLimits, GitFailed, fetch_commit, host_git, push_branch, remote_branch
+from patcher.result import JobResult
 
 
 class DeliveryRefused(BadInput):
@@ -23,8 +24,8 @@ class DeliveryRefused(BadInput):
 
 
 @dataclass(frozen=True)
-class Change:
-    """What one job delivers, as its record binds it."""
+class Commit:
+    """The one commit a job delivers, as its record binds it."""
 
     job_id: str
     base_commit: str
@@ -42,36 +43,44 @@ class Change:
     def branch(self) -> str:
         return f"patcher/{self.job_id}"
 
+    @classmethod
+    def of(cls, job_id: str, result: JobResult, message: str, when: datetime) -> Commit:
+        """What the verified `result` of a job delivers: its diff on the commit and trees its provenance binds."""
+        bound = result.provenance or {}
+        return cls(job_id=job_id, base_commit=str(bound.get("source_commit") or result.base_commit or ""),
+                   tree=bound.get("tree"), result_tree=str(bound.get("result_tree") or ""), diff=result.diff or "",
+                   message=message, when=when)
 
-def commit_change(git_dir: Path, change: Change, author: str) -> str:
-    """The commit of `change` on its base in `git_dir` (which holds the base); DeliveryRefused when its trees
+
+def write_commit(git_dir: Path, commit: Commit, author: str) -> str:
+    """`commit` written on its base in `git_dir` (which holds the base); DeliveryRefused when its trees
     are not the record's."""
     name, _, email = author.partition(" <")
-    date = change.when.isoformat()
+    date = commit.when.isoformat()
     env = {"GIT_DIR": str(git_dir), "GIT_INDEX_FILE": str(git_dir / "patcher-delivery-index"),
            "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email.rstrip(">"), "GIT_AUTHOR_DATE": date,
            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email.rstrip(">"), "GIT_COMMITTER_DATE": date}
     cwd = git_dir.parent
-    base_tree = host_git(cwd, "rev-parse", f"{change.base_commit}^{{tree}}", env=env).strip()
-    if change.tree and base_tree != change.tree:
-        raise DeliveryRefused(f"the deployed commit {change.base_commit[:12]} has tree {base_tree[:12]}, not the "
-                              f"tree {change.tree[:12]} the diff was verified on (were files left out of staging, "
+    base_tree = host_git(cwd, "rev-parse", f"{commit.base_commit}^{{tree}}", env=env).strip()
+    if commit.tree and base_tree != commit.tree:
+        raise DeliveryRefused(f"the deployed commit {commit.base_commit[:12]} has tree {base_tree[:12]}, not the "
+                              f"tree {commit.tree[:12]} the diff was verified on (were files left out of staging, "
                               "such as submodules?)")
     patch = git_dir / "patcher-delivery.diff"
-    patch.write_text(change.diff)
+    patch.write_text(commit.diff)
     message = git_dir / "patcher-delivery-message"
-    message.write_text(change.message)
-    host_git(cwd, "read-tree", change.base_commit, env=env)
+    message.write_text(commit.message)
+    host_git(cwd, "read-tree", commit.base_commit, env=env)
     try:
         host_git(cwd, "apply", "--cached", "--binary", "--whitespace=nowarn", str(patch), env=env)
     except GitFailed as e:
-        raise DeliveryRefused(f"the verified diff does not apply to {change.base_commit[:12]}: "
+        raise DeliveryRefused(f"the verified diff does not apply to {commit.base_commit[:12]}: "
                               f"{e.stderr.strip()[-300:]}") from e
     tree = host_git(cwd, "write-tree", env=env).strip()
-    if tree != change.result_tree:
+    if tree != commit.result_tree:
         raise DeliveryRefused(f"the diff applied gives tree {tree[:12]}, not the verified result "
-                              f"{change.result_tree[:12]}")
-    return host_git(cwd, "commit-tree", tree, "-p", change.base_commit, "-F", str(message), env=env).strip()
+                              f"{commit.result_tree[:12]}")
+    return host_git(cwd, "commit-tree", tree, "-p", commit.base_commit, "-F", str(message), env=env).strip()
 
 
 @dataclass(frozen=True)
@@ -81,20 +90,20 @@ class Pushed:
     """False when the remote already had the branch at this commit (an earlier try pushed it)."""
 
 
-def push_change(remote: str, change: Change, author: str, limits: CloneLimits) -> Pushed:
-    """The change's commit on `remote` as its branch, pushed at most once: a branch already there at the same
+def push_commit(remote: str, commit: Commit, author: str, limits: CloneLimits) -> Pushed:
+    """`commit` made and pushed to `remote` as its branch, pushed at most once: a branch already there at the same
     commit is taken as pushed; at another commit it is refused (someone else's work is never overwritten)."""
     work = Path(tempfile.mkdtemp(prefix="patcher-deliver-"))
     try:
-        git_dir = fetch_commit(remote, change.base_commit, work / "repo", limits)
-        commit = commit_change(git_dir, change, author)
-        there = remote_branch(remote, change.branch, limits)
-        if there == commit:
-            return Pushed(commit, pushed=False)
+        git_dir = fetch_commit(remote, commit.base_commit, work / "repo", limits)
+        sha = write_commit(git_dir, commit, author)
+        there = remote_branch(remote, commit.branch, limits)
+        if there == sha:
+            return Pushed(sha, pushed=False)
         if there is not None:
-            raise DeliveryRefused(f"{remote} already has a branch {change.branch} at {there[:12]}, not at the "
-                                  f"verified commit {commit[:12]}; delete it to deliver again")
-        push_branch(git_dir, remote, commit, change.branch, limits)
-        return Pushed(commit, pushed=True)
+            raise DeliveryRefused(f"{remote} already has a branch {commit.branch} at {there[:12]}, not at the "
+                                  f"verified commit {sha[:12]}; delete it to deliver again")
+        push_branch(git_dir, remote, sha, commit.branch, limits)
+        return Pushed(sha, pushed=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

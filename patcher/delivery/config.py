@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 Forge = Literal["github", "gitlab", "gitea"]
-EventType = Literal["job.submitted", "job.verified", "job.not_verified", "job.approved", "job.rejected",
+EventType = Literal["job.submitted", "job.verified", "job.unjudged", "job.not_verified", "job.approved", "job.rejected",
                     "job.delivered", "job.failed"]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 DEFAULT_RETRY_S = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0)

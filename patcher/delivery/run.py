@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from patcher.delivery.branch import Change, push_change
+from patcher.delivery.branch import Commit, push_commit
 from patcher.delivery.config import DeliveryConfig
 from patcher.delivery.forges import Forge, PullRequest, open_pull_request
 from patcher.delivery.message import Facts, pr_body, pr_title
@@ -22,11 +22,11 @@ class Delivered:
     pull_request: PullRequest
 
 
-def deliver(change: Change, facts: Facts, config: DeliveryConfig, limits: CloneLimits, forge: Forge,
+def deliver(commit: Commit, facts: Facts, config: DeliveryConfig, limits: CloneLimits, forge: Forge,
             on_pushed: Callable[[str], None] = lambda _: None) -> Delivered:
-    """The change on its branch and a pull request for it; `on_pushed(commit)` once the branch is there."""
+    """The commit on its branch and a pull request for it; `on_pushed(sha)` once the branch is there."""
     assert config.remote is not None
-    done = push_change(config.remote, change, config.author, limits)
+    done = push_commit(config.remote, commit, config.author, limits)
     on_pushed(done.commit)
-    pull = open_pull_request(forge, change.branch, config.base, pr_title(facts), pr_body(facts), config.draft)
+    pull = open_pull_request(forge, commit.branch, config.base, pr_title(facts), pr_body(facts), config.draft)
     return Delivered(done.commit, done.pushed, pull)

@@ -18,44 +18,38 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
+from sandbox.commands import runner_of
+
 _TOX_PYTHON = re.compile(r"\{env(?:python|bindir/python3?)\}")
 MAX_TOX_BYTES = 256 * 1024
 _PYTEST_FILES = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
 
 
 def runner_prefix(command: str | None) -> list[str] | None:
-    """The prefix of a command that runs a project's own Python test runner; None for pytest, unittest,
-    `python -c` and anything that is not Python."""
-    try:
-        argv = shlex.split(command or "")
-    except ValueError:
-        return None
-    if len(argv) < 2 or not _PYTHON.fullmatch(argv[0]):
-        return None
-    if argv[1] == "-m" and len(argv) > 2 and not argv[2].startswith("-"):
-        return None if argv[2] in ("pytest", "unittest") else argv[:3]
-    if argv[1].endswith(".py") and not argv[1].startswith("-"):
-        if argv[1].rsplit("/", 1)[-1] == "manage.py":
-            return argv[:3] if argv[2:3] == ["test"] else None
-        return argv[:2]
-    return None
+    """The prefix of a command that runs a project's own Python test runner (sandbox/commands.py); None for
+    pytest, unittest, `python -c` and anything that is not Python."""
+    argv = _argv(command)
+    runner = runner_of(argv)
+    return argv[:runner.start] if runner and runner.own else None
 
 
 def suite_for(test_command: str | None, tree: Path) -> str | None:
     """The whole suite of the test command's runner (its prefix alone), or Django's when the repository is
     a Django project without pytest configuration; None for pytest."""
-    if test_command and (prefix := runner_prefix(test_command)):
-        return shlex.join(prefix)
-    try:
-        argv = shlex.split(test_command or "")
-    except ValueError:
-        return None
-    if argv[1:3] == ["-m", "unittest"]:
-        return shlex.join(argv[:3])
+    argv = _argv(test_command)
+    runner = runner_of(argv)
+    if runner and (runner.own or runner.name == "unittest"):
+        return shlex.join(argv[:runner.start])
     if not test_command and _django_without_pytest(tree):
         return "python manage.py test"
     return None
+
+
+def _argv(command: str | None) -> list[str]:
+    try:
+        return shlex.split(command or "")
+    except ValueError:
+        return []
 
 
 def declared_prefixes(tree: Path, commands: Iterable[str | None]) -> list[list[str]]:

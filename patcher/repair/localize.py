@@ -19,7 +19,8 @@ import shlex
 from dataclasses import dataclass
 
 from patcher.sandbox import Sandbox
-from patcher.verify import command_kind, is_test_or_config, run_tests
+from patcher.verify import is_test_or_config, run_tests
+from sandbox.commands import runner_of
 from sandbox.protocol import ReadReportRequest
 
 HARNESS = "/opt/patcher/sandbox/linecov.py"
@@ -36,9 +37,10 @@ class Suspect:
 def coverage_command(command: str, out: str) -> str | None:
     """The suite command under the coverage harness, or None when it is not a pytest command."""
     argv = shlex.split(command)
-    if command_kind(argv) != "pytest":
+    runner = runner_of(argv)
+    if runner is None or runner.name != "pytest":
         return None
-    args = argv[1:] if argv[:1] == ["pytest"] else argv[3:]
+    args = argv[runner.start:]
     boot = f'exec(open("{HARNESS}").read())'
     return shlex.join(["python", "-c", boot, out, "--", *args])
 

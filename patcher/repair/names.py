@@ -36,7 +36,7 @@ def wrong_name(site: Site) -> Iterator[Fix]:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and not attr_error:
             if name_error and node.id != name_error["name"]:
                 continue
-            pool = _scope(site.src, func, builtins=True) if name_error else _local(func)
+            pool = _scope(site.src, func, builtins=True) if name_error else local_names(func)
             for new in _nearest(node.id, pool, hint if name_error else None, strict=not name_error):
                 yield site.fix(f"`{node.id}` → `{new}`", Edit(*site.src.span(node), new))
         elif isinstance(node, ast.Attribute) and attr_error and node.attr == attr_error["attr"]:
@@ -73,7 +73,8 @@ def _distance(a: str, b: str) -> float:
     return prev[-1]
 
 
-def _local(func: Func | None) -> set[str]:
+def local_names(func: Func | None) -> set[str]:
+    """The names `func` binds: its parameters and every name its body assigns, defines or imports."""
     if func is None:
         return set()
     args = func.args
@@ -99,7 +100,7 @@ def _bound(body: list[ast.stmt]) -> set[str]:
 def _scope(src: Source, func: Func | None, builtins: bool) -> set[str]:
     module = {n for n in _bound([s for s in src.tree.body if not isinstance(s, Func | ast.ClassDef)])}
     module |= {s.name for s in src.tree.body if isinstance(s, Func | ast.ClassDef)}
-    return _local(func) | module | (_BUILTINS if builtins else set())
+    return local_names(func) | module | (_BUILTINS if builtins else set())
 
 
 _BUILTINS = {n for n in dir(builtins) if not n.startswith("_")}

@@ -13,7 +13,7 @@ import builtins
 from collections.abc import Iterator
 
 from patcher.repair.edits import Edit
-from patcher.repair.names import _local
+from patcher.repair.names import local_names
 from patcher.repair.site import Fix, Site
 
 _REL = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
@@ -104,7 +104,7 @@ def other_name(site: Site) -> Iterator[Fix]:
     """A local name read on the line replaced by another local of the function; a string key by another
     string key the file uses (a wrong variable or dictionary key that raised nothing)."""
     func = site.function()
-    pool = sorted(_local(func)) if func else []
+    pool = sorted(local_names(func)) if func else []
     for node in site.nodes(ast.Name):
         if isinstance(node.ctx, ast.Load) and node.id in pool:
             other = _other_operand(site, node)

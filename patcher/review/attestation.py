@@ -136,7 +136,9 @@ def build_statement(result: Mapping[str, Any], *, image: str | None = None, suit
     repro = ver.get("reproduction") or {}
     p2p = ver.get("pass_to_pass") or {}
     regressions = list(p2p.get("regressions") or [])
-    passed = result.get("status") == "verified" and repro.get("after") == "passed" and not regressions
+    proved = repro.get("after") == "passed" and not regressions
+    outcome = {"verified": "PASSED", "unjudged": "WARNED"}.get(str(result.get("status")), "FAILED") if proved \
+        else "FAILED"  # WARNED: the tests prove it, a judge could not judge it (coverage.missing)
     prov = result.get("provenance") or {}
     suite_command = prov.get("suite_command") or suite_command
     commands = {k: v for k, v in (("reproduction", repro.get("command")), ("suite", suite_command)) if v}
@@ -161,6 +163,7 @@ def build_statement(result: Mapping[str, Any], *, image: str | None = None, suit
         "reproduction": {"before": repro.get("before"), "after": repro.get("after"),
                          "source": (prov.get("reproduction") or {}).get("source")},
         "pass_to_pass": {"total": p2p.get("total", 0), "regressions": regressions},
+        "unjudged": list((ver.get("coverage") or {}).get("missing") or []),
         "duration_s": ver.get("duration_s"),
         "signed_at": _iso(datetime.now(UTC)),
         "approval": _approval_json(approval),
@@ -170,7 +173,7 @@ def build_statement(result: Mapping[str, Any], *, image: str | None = None, suit
         "subject": [{"name": SUBJECT_NAME, "digest": {"sha256": digest}}],
         "predicateType": TEST_RESULT_PREDICATE,
         "predicate": {
-            "result": "PASSED" if passed else "FAILED",
+            "result": outcome,
             "configuration": [{"name": name, "digest": {"sha256": hashlib.sha256(cmd.encode()).hexdigest()},
                                "annotations": {"command": cmd}} for name, cmd in commands.items()],
             "passedTests": list(ver.get("fail_to_pass") or []),
@@ -219,10 +222,11 @@ def statement_of(envelope: Mapping[str, Any]) -> dict[str, Any]:
 # verification ----------------------------------------------------------------------------------------
 
 def check(patch_bytes: bytes | None, envelope: Mapping[str, Any], public_key_pem: bytes,
-          require_approval: bool = False) -> tuple[bool, str]:
+          require_approval: bool = False, accept_unjudged: bool = False) -> tuple[bool, str]:
     """Whether the envelope proves `patch_bytes` verified (and approved by someone other than its submitter,
     if required), with one-line reason. `patch_bytes=None` skips the digest: the caller binds the content
-    another way (the gate's tree checks).
+    another way (the gate's tree checks). A record whose tests proved the patch and whose judges could not all
+    judge it (WARNED, status `unjudged`) passes only with `accept_unjudged`.
 
     Raises BadInput when the envelope or the key is malformed; every failed check is (False, reason).
     """
@@ -246,7 +250,12 @@ def check(patch_bytes: bytes | None, envelope: Mapping[str, Any], public_key_pem
     actual = hashlib.sha256(patch_bytes).hexdigest() if patch_bytes is not None else str((attested or [""])[0])
     if patch_bytes is not None and actual not in attested:
         return False, f"digest: the patch's sha256 {actual[:16]}… is not the attested {_first(attested)}"
-    if predicate.get("result") != "PASSED":
+    warned = predicate.get("result") == "WARNED" and ext.get("status") == "unjudged"
+    if warned and not accept_unjudged:
+        missing = "; ".join(str(m) for m in (ext.get("unjudged") or [])[:2]) or "a judge could not judge it"
+        return False, (f"result: unjudged: the tests prove the patch, but not every judge could judge it ({missing});"
+                       " pass --accept-unjudged to accept that")
+    if predicate.get("result") != "PASSED" and not warned:
         return False, f"result: the record says {predicate.get('result')!r} ({ext.get('reason')}), not PASSED"
     approval = ext.get("approval") if isinstance(ext, dict) else None
     if require_approval:
@@ -261,7 +270,8 @@ def check(patch_bytes: bytes | None, envelope: Mapping[str, Any], public_key_pem
         and approval.get("decision") == "approve" else ""
     if how and approval and approval.get("carried_from"):
         how += f" (on job {approval.get('carried_from')}, the same diff on its earlier base)"
-    return True, f"ok: patch sha256 {actual[:16]}… verified on {ext.get('base_commit')}{how}"
+    said = "proved by its tests (unjudged: accepted)" if warned else "verified"
+    return True, f"ok: patch sha256 {actual[:16]}… {said} on {ext.get('base_commit')}{how}"
 
 
 def _verifies(key: Ed25519PublicKey, sig: Any, body: bytes) -> bool:

@@ -1,6 +1,7 @@
 """`patcher gate`: a merge gate over a signed verification record, checked against the repository it runs in.
 
-Exit 0 only when the signature is valid, the result passed, the record was proved on this repository's
+Exit 0 only when the signature is valid, the result passed (an `unjudged` one only with --accept-unjudged), the
+record was proved on this repository's
 base (its tree, and its commit unless the record's tree was dirty), the change is the verified one, the
 suite is the expected one, and (with --require-approval) someone other than the submitter approved.
 1 with one line naming the failed check; 2 when a file is unreadable or malformed.
@@ -33,14 +34,14 @@ def _read(path: Path, what: str) -> bytes:
 
 def run_gate(patch: Path | None, attestation: Path, public_key: Path, require_approval: bool = False, *,
              base: str | None = None, head: str | None = None, repo: Path = Path("."),
-             suite: str = DEFAULT_SUITE) -> tuple[int, str]:
+             suite: str = DEFAULT_SUITE, accept_unjudged: bool = False) -> tuple[int, str]:
     """(exit code, one line) for the gate over these files and the repository at `repo`."""
     try:
         if (patch is None) == (head is None):
             raise BadInput("give either --patch FILE or --base REF --head REF")
         patch_bytes = _read(patch, "patch") if patch is not None else None
         envelope = parse_envelope(_read(attestation, "attestation"))
-        ok, reason = check(patch_bytes, envelope, _read(public_key, "public key"), require_approval)
+        ok, reason = check(patch_bytes, envelope, _read(public_key, "public key"), require_approval, accept_unjudged)
         if ok:
             ext = statement_of(envelope)["predicate"].get("patcher") or {}
             problem = _against_repo(ext, repo, patch_bytes, base, head) or _suite(ext, suite)

@@ -8,9 +8,8 @@ import time
 from collections.abc import Callable
 
 from patcher.errors import SandboxError
-from sandbox.boot import header
+from sandbox.commands import DEFAULT_ALLOWLIST
 from sandbox.protocol import (
-    DEFAULT_ALLOWLIST,
     PingRequest,
     ProtocolError,
     Request,
@@ -18,6 +17,7 @@ from sandbox.protocol import (
     decode_result,
     encode_request,
 )
+from sandbox.tree import header
 
 MAX_LINE = 16 * 1024 * 1024
 """Largest result line accepted; the server caps far below this, so more means something is wrong."""

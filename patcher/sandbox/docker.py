@@ -48,7 +48,7 @@ def require_image(client: docker.DockerClient, image: str) -> None:
         raise EnvironmentUnavailable(f"sandbox image {image} is missing: run `patcher image build`") from e
 
 
-class _AttachStream:
+class AttachStream:
     """Demultiplexes the attach socket (8-byte frame headers) into the server's stdout bytes."""
 
     def __init__(self, sock: Any) -> None:
@@ -110,7 +110,7 @@ class DockerSandbox:
         self.report_dir = REPORT_DIR
         self.container: Any = None
         self.volume: Any = None
-        self._stream: _AttachStream | None = None
+        self._stream: AttachStream | None = None
         self._pool = pool
         self._broken = ""
         self._git: Future[None] | None = None
@@ -119,7 +119,7 @@ class DockerSandbox:
                 tree = builder.submit(staged.tree_tar, cfg.uid)  # built while Docker creates and starts the box
                 blank, mounted = self._blank(staged)
                 self.volume, self.container = blank.volume, blank.container
-                self._stream = _AttachStream(blank.socket)
+                self._stream = AttachStream(blank.socket)
                 git = b""
                 if not mounted:  # a spare started before its job, or a daemon elsewhere: Docker puts .git in
                     git = builder.submit(staged.git_tar).result()

@@ -95,6 +95,7 @@ def _create(client: docker.DockerClient, name: str, args: dict[str, Any]) -> Any
 
 
 def container_args(cfg: SandboxConfig, volume: str, labels: dict[str, str]) -> dict[str, Any]:
+    """`containers.create`'s arguments for a box: hardened, booting the tool server, the repo on `volume`."""
     command = ["python3", *SERVER_FLAGS, "-c", BOOT, "--repo", REPO_DIR, "--sweep", "uid"]
     return {**hardened(image=cfg.image, command=command, uid=cfg.uid, memory_mb=cfg.memory_mb, cpus=cfg.cpus,
                        cpu_shares=cfg.cpu_shares, pids=cfg.pids, tmp_mb=cfg.tmp_mb, nofile=cfg.nofile,

@@ -15,7 +15,7 @@ cookie, pages.py); /openapi.json, /docs and /static/style.css show none and need
     POST /v1/jobs/{id}/deliver       202 {id, delivery}  (review permission): deliver a verified job again
     GET  /v1/jobs/{id}/delivery      {delivery, webhooks}: its pull request, and every webhook attempt
     GET  /, /jobs/{id}, /login       review pages (pages.py)
-    POST /api/{project}/envelope/, /api/{project}/store/   crash intake in the Sentry protocol (sentry.py;
+    POST /api/{project}/envelope/, /api/{project}/store/   crash intake in the Sentry protocol (sentry.py, crashes.py;
                                      the DSN's key is the credential, no token)
 
 Every request passes HostGuard first: an unknown Host header is refused (421), and so is a state-changing
@@ -35,11 +35,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from patcher.errors import BadInput
 from patcher.server.auth import COOKIE, AuthError, HostGuard, page_reader, who_is
+from patcher.server.crashes import CrashIntake
 from patcher.server.errors import Conflict, Forbidden, NotAvailable, TooLarge, TooMany
 from patcher.server.events import parse_last_id, stream
 from patcher.server.outbox import NotDeliverable
 from patcher.server.reverify import ReverifyRequest
-from patcher.server.sentry import CrashIntake
 from patcher.server.sentry import router as sentry_routes
 from patcher.server.service import JobRequest, JobService, ReviewRequest, service_of
 from patcher.server.settings import ServerSettings

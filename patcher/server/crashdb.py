@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from patcher.crash import Crash
-from patcher.server.db import _UTC, JobRow, create_schema
+from patcher.server.db import JobRow, UtcDateTime, create_schema
 
 RETAIN_S = 30 * 86400.0
 """How long a taken event is remembered: a replay older than that counts again."""
@@ -40,8 +40,8 @@ class CrashGroupRow(_Base):
     title: Mapped[str] = mapped_column(String(300))
     culprit: Mapped[str] = mapped_column(String(400))
     count: Mapped[int] = mapped_column(default=1)
-    first_seen: Mapped[datetime] = mapped_column(_UTC)
-    last_seen: Mapped[datetime] = mapped_column(_UTC)
+    first_seen: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_seen: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
 class CrashEventRow(_Base):
@@ -52,7 +52,7 @@ class CrashEventRow(_Base):
     project: Mapped[str] = mapped_column(String(64))
     event_id: Mapped[str] = mapped_column(String(32))
     group_key: Mapped[str] = mapped_column(String(64), ForeignKey(CrashGroupRow.key), index=True)
-    received_at: Mapped[datetime] = mapped_column(_UTC, index=True)
+    received_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
 
 
 class Replayed(Exception):

@@ -13,7 +13,7 @@ from sqlalchemy.types import TypeDecorator
 from patcher.config import patcher_home
 
 
-class _UTC(TypeDecorator[datetime]):
+class UtcDateTime(TypeDecorator[datetime]):
     """Naive UTC in the database, aware UTC in Python, so every backend compares the same."""
 
     impl = DateTime
@@ -34,8 +34,8 @@ class JobRow(Base):
     __tablename__ = "jobs"
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    created_at: Mapped[datetime] = mapped_column(_UTC, index=True)
-    updated_at: Mapped[datetime] = mapped_column(_UTC)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
     state: Mapped[str] = mapped_column(String(16), index=True)
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
@@ -44,7 +44,7 @@ class JobRow(Base):
     attempts: Mapped[int] = mapped_column(default=0)
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     claim_token: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
-    heartbeat_at: Mapped[datetime | None] = mapped_column(_UTC, nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
     submitter: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
 
 
@@ -56,7 +56,7 @@ class ReviewRow(Base):
     decision: Mapped[str] = mapped_column(String(16))
     comment: Mapped[str] = mapped_column(Text, default="")
     who: Mapped[str] = mapped_column(String(255))
-    created_at: Mapped[datetime] = mapped_column(_UTC)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
 def default_url() -> str:

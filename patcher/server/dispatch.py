@@ -20,9 +20,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from patcher.delivery import Change, Facts, WebhookEndpoint, body_of, commit_message, deliver, forge_for, send
+from patcher.delivery import Commit, Facts, WebhookEndpoint, body_of, commit_message, deliver, forge_for, send
 from patcher.errors import PatcherError
 from patcher.intake import CloneLimits
+from patcher.result import JobResult
 from patcher.server.checks import check_repo
 from patcher.server.crashdb import CrashGroupRow
 from patcher.server.db import JobRow
@@ -121,12 +122,15 @@ class Dispatcher:
             job = s.get_one(JobRow, job_id)
             group = s.scalar(select(CrashGroupRow).where(CrashGroupRow.job_id == job_id))
             project = self.settings.projects().by_name(group.project if group else None)
-            facts = self._facts(job, group)
-            change = _change(job, commit_message(facts))
+            about, stored, when = self.outbox.data(job, group, None), job.result, job.updated_at
         try:
             if project is None or project.delivery is None:
                 raise PatcherError("the job's project no longer delivers pull requests (PATCHER_PROJECTS_FILE)")
-            done = self._deliver(project, change, facts)
+            if stored is None:
+                raise PatcherError("the job has no result to deliver")
+            result = JobResult.from_json(stored)
+            facts = _facts(job_id, result, about)
+            done = self._deliver(project, Commit.of(job_id, result, commit_message(facts), when), facts)
         except Exception as e:  # shown on the job page and in the job.failed event, never lost
             if not isinstance(e, PatcherError):
                 log.exception("delivery of job %s failed", job_id)
@@ -134,23 +138,15 @@ class Dispatcher:
                 e, PatcherError) else str(e)))
         self._end(job_id, commit=done.commit, pull_request=done.pull_request.url)
 
-    def _deliver(self, project: ProjectConfig, change: Change, facts: Facts) -> Any:
+    def _deliver(self, project: ProjectConfig, commit: Commit, facts: Facts) -> Any:
         config = project.delivery
         assert config is not None and config.remote is not None
         access = self.settings.git_access()
         pins = check_repo(self.settings, config.remote)  # the remote's addresses as checked now (no rebinding)
         limits = CloneLimits(timeout_s=config.timeout_s, access=access, resolve=pins)
         forge = forge_for(config, config.remote, access.tokens(), config.timeout_s)
-        return deliver(change, facts, config, limits, forge,
-                       on_pushed=lambda commit: self._pushed(change.job_id, commit))
-
-    def _facts(self, job: JobRow, group: CrashGroupRow | None) -> Facts:
-        result = job.result or {}
-        data = self.outbox.data(job, group, None)
-        return Facts(job_id=job.id, review_link=data["links"]["job"], record_link=data["links"]["record"] or "",
-                     status=result.get("status"), reason=result.get("reason"), message=result.get("message"),
-                     diff_sha256=result.get("diff_sha256"), files_changed=list(result.get("files_changed") or []),
-                     verification=result.get("verification") or {}, crash=data["crash"], repo=data["repo"])
+        return deliver(commit, facts, config, limits, forge,
+                       on_pushed=lambda sha: self._pushed(commit.job_id, sha))
 
     def _pushed(self, job_id: str, commit: str) -> None:
         with Session(self.engine) as s, s.begin():
@@ -176,9 +172,10 @@ class Dispatcher:
         return Redactor([*access.secrets(), *self.settings.projects().secrets()]).text(access.redact(text))[:2000]
 
 
-def _change(job: JobRow, message: str) -> Change:
-    result = job.result or {}
-    provenance = result.get("provenance") or {}
-    return Change(job_id=job.id, base_commit=str(provenance.get("source_commit") or result.get("base_commit") or ""),
-                  tree=provenance.get("tree"), result_tree=str(provenance.get("result_tree") or ""),
-                  diff=str(result.get("diff") or ""), message=message, when=job.updated_at)
+def _facts(job_id: str, result: JobResult, about: dict[str, Any]) -> Facts:
+    """The job as its delivery tells of it: the result's verdict, and from the job's event (`about`,
+    outbox.data) its links, its crash and its repository."""
+    return Facts(job_id=job_id, review_link=about["links"]["job"], record_link=about["links"]["record"] or "",
+                 status=result.status, reason=result.reason, message=result.message, diff_sha256=result.diff_sha256,
+                 files_changed=list(result.files_changed), verification=result.verification, crash=about["crash"],
+                 repo=about["repo"])

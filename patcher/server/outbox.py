@@ -2,7 +2,7 @@
 request when its project delivers. Both are written by a store listener inside the transaction of the change
 (outboxdb.py), so a job never ends without its events recorded; the dispatcher (dispatch.py) sends them.
 
-Events: job.submitted; job.verified, job.not_verified or job.failed when a job ends (failed: an error, a
+Events: job.submitted; job.verified, job.unjudged, job.not_verified or job.failed when a job ends (failed: an error, a
 failed or cancelled run); job.approved, job.rejected on a review; job.delivered when its pull request is
 open, job.failed (with `data.delivery.error`) when a delivery fails.
 """
@@ -18,10 +18,10 @@ from sqlalchemy.orm import Session
 from patcher.delivery import EventType
 from patcher.errors import BadInput
 from patcher.server.crashdb import CrashGroupRow, CrashLog
-from patcher.server.db import JobRow, create_schema
-from patcher.server.outboxdb import AttemptRow, DeliveryRow, MessageRow, _Base, now
+from patcher.server.db import JobRow
+from patcher.server.outboxdb import AttemptRow, DeliveryRow, MessageRow, create_outbox, now
 from patcher.server.settings import ServerSettings
-from patcher.server.store import Change, Store
+from patcher.server.store import JobChange, Store
 from patcher.trace import scrub_userinfo
 
 
@@ -33,7 +33,7 @@ class Outbox:
     def __init__(self, store: Store, settings: ServerSettings) -> None:
         self.engine, self.settings = store.engine, settings
         CrashLog(store.engine)  # the crash groups it reads
-        create_schema(store.engine, _Base.metadata)
+        create_outbox(store.engine)
         store.listeners.append(self.on_change)
 
     @property
@@ -42,7 +42,7 @@ class Outbox:
         projects = self.settings.projects()
         return bool(projects.webhooks) or any(p.delivery for p in projects.projects)
 
-    def on_change(self, s: Session, job_id: str, change: Change) -> None:
+    def on_change(self, s: Session, job_id: str, change: JobChange) -> None:
         if not self.active:
             return
         job = s.get_one(JobRow, job_id)
@@ -137,12 +137,13 @@ def _verified(job: JobRow) -> bool:
     return job.state == "done" and (job.result or {}).get("status") == "verified"
 
 
-def _event_of(change: Change, job: JobRow) -> EventType:
+def _event_of(change: JobChange, job: JobRow) -> EventType:
     if change == "submitted":
         return "job.submitted"
     if change in ("approved", "rejected"):
         return "job.approved" if change == "approved" else "job.rejected"
     status = (job.result or {}).get("status")
-    if job.state == "done" and status in ("verified", "not_verified"):
-        return "job.verified" if status == "verified" else "job.not_verified"
+    if job.state == "done" and status in ("verified", "unjudged", "not_verified"):
+        return "job.verified" if status == "verified" else "job.unjudged" if status == "unjudged" else \
+            "job.not_verified"
     return "job.failed"

@@ -13,13 +13,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, or_, select, update
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from patcher.server.db import _UTC, JobRow
+from patcher.server.db import JobRow, UtcDateTime, create_schema
 
 
 class _Base(DeclarativeBase):
     pass
+
+
+def create_outbox(engine: Engine) -> None:
+    """The outbox's tables, made where they are missing."""
+    create_schema(engine, _Base.metadata)
 
 
 class DeliveryRow(_Base):
@@ -33,9 +39,9 @@ class DeliveryRow(_Base):
     pull_request: Mapped[str | None] = mapped_column(String(500), nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     tries: Mapped[int] = mapped_column(default=0)
-    next_at: Mapped[datetime] = mapped_column(_UTC)
-    claimed_until: Mapped[datetime | None] = mapped_column(_UTC, nullable=True)
-    updated_at: Mapped[datetime] = mapped_column(_UTC)
+    next_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    claimed_until: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
 class MessageRow(_Base):
@@ -48,9 +54,9 @@ class MessageRow(_Base):
     event: Mapped[dict[str, Any]] = mapped_column(JSON)
     state: Mapped[str] = mapped_column(String(16), index=True)
     tries: Mapped[int] = mapped_column(default=0)
-    next_at: Mapped[datetime] = mapped_column(_UTC)
-    claimed_until: Mapped[datetime | None] = mapped_column(_UTC, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(_UTC)
+    next_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    claimed_until: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
 class AttemptRow(_Base):
@@ -59,7 +65,7 @@ class AttemptRow(_Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     message_id: Mapped[str] = mapped_column(String(40), ForeignKey(MessageRow.id), index=True)
     n: Mapped[int] = mapped_column()
-    at: Mapped[datetime] = mapped_column(_UTC)
+    at: Mapped[datetime] = mapped_column(UtcDateTime)
     status: Mapped[int | None] = mapped_column(nullable=True)
     error: Mapped[str | None] = mapped_column(String(500), nullable=True)
     duration_ms: Mapped[float] = mapped_column()

@@ -231,7 +231,7 @@ def _job_page(service: JobService, job_id: str, who: str | None, error: str | No
                   delivery=service.outbox.delivery_of(job_id), webhooks=service.outbox.attempts_of(job_id),
                   delivers=service.outbox.delivers(job_id),
                   finished=job.state in FINISHED,
-                  verified=job.state == "done" and result.get("status") == "verified",
+                  verified=job.state == "done" and result.get("status") in ("verified", "unjudged"),
                   dev=service.settings.dev, who=who)
 
 

@@ -271,10 +271,11 @@ class JobService:
 
     def _verified(self, job: StoredJob, error: type[BadInput] = Conflict) -> dict[str, Any]:
         result = job.result
-        if job.state != "done" or result is None or result.get("status") != "verified":
+        if job.state != "done" or result is None or result.get("status") not in ("verified", "unjudged"):
             status = result.get("status") if result else None
             raise error(f"job {job.id} is {job.state}" + (f" ({status})" if status else "")
-                        + "; only a verified job has a signed record and can be reviewed")
+                        + "; only a job whose tests proved its diff (verified or unjudged) has a signed record and "
+                        "can be reviewed")
         return result
 
     def _decision(self, job: StoredJob) -> Review | Approval | None:

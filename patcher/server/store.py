@@ -48,8 +48,8 @@ log = logging.getLogger(__name__)
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 STATES: tuple[JobState, ...] = get_args(JobState)
 DECISIONS = ("approve", "reject")
-Change = Literal["submitted", "finished", "approved", "rejected"]
-Listener = Callable[[Session, str, Change], None]
+JobChange = Literal["submitted", "finished", "approved", "rejected"]
+Listener = Callable[[Session, str, JobChange], None]
 """Told (session, job id, change) inside the transaction of the change."""
 
 
@@ -88,7 +88,7 @@ class Store:
         create_schema(self.engine, Base.metadata)
         self.listeners: list[Listener] = []
 
-    def _tell(self, s: Session, job_id: str, change: Change) -> None:
+    def _tell(self, s: Session, job_id: str, change: JobChange) -> None:
         for listener in self.listeners:
             try:
                 with s.begin_nested():  # a savepoint: a listener that fails leaves nothing half-written

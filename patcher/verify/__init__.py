@@ -7,7 +7,7 @@ from patcher.verify.check import apply_diff, run_baseline, verify
 from patcher.verify.contain import narrowed
 from patcher.verify.diagnose import not_reproduced, why_not_run
 from patcher.verify.job import Job
-from patcher.verify.policy import is_config_path, is_test_or_config, is_test_path
+from patcher.verify.policy.rules import is_config_path, is_test_or_config, is_test_path
 from patcher.verify.records import Baseline, Evidence, Verification
 from patcher.verify.testruns import TestRun, command_kind, run_tests
 

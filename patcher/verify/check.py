@@ -20,11 +20,12 @@ from patcher.errors import BadInput
 from patcher.intake import CrashSite, GitFailed, StagedRepo, host_git
 from patcher.sandbox import Sandbox
 from patcher.verify.contain import derived, targets_in
-from patcher.verify.doctests import changed_doctests
-from patcher.verify.heldout import HeldOut
 from patcher.verify.job import Job
-from patcher.verify.judgebox import JudgeBox
-from patcher.verify.policy import (
+from patcher.verify.judges import Judging, run
+from patcher.verify.judges.box import JudgeBox
+from patcher.verify.judges.heldout.judge import HeldOut
+from patcher.verify.policy.doctests import changed_doctests
+from patcher.verify.policy.rules import (
     NEW_TEST_FILE,
     check_diff,
     check_tree,
@@ -33,13 +34,12 @@ from patcher.verify.policy import (
     source_only,
     tests_only,
 )
-from patcher.verify.records import Baseline, Findings, Refused, Verification
+from patcher.verify.policy.sources import hidden_text, unparsable
+from patcher.verify.policy.treediff import Change, tree_changes
+from patcher.verify.records import Baseline, Coverage, Findings, Refused, Verification
 from patcher.verify.reruns import RERUNS, flaky_on_base, rerun_failing
-from patcher.verify.rulehints import as_evidence, construct_hints
-from patcher.verify.sources import hidden_text, unparsable
 from patcher.verify.testids import kept, missing
 from patcher.verify.testruns import TestRun, run_tests
-from patcher.verify.treediff import Change, tree_changes
 from sandbox.protocol import ModulesRequest
 
 
@@ -104,19 +104,22 @@ def verify(job: Job, diff: str) -> Verification:
         message = _judge(job, diff, found)
     except Refused as e:
         return found.verdict("not_verified", e.reason, e.message, time.monotonic() - started)
+    if found.coverage is None or not found.coverage.full:  # a judge that could not judge is not one that agreed
+        missing = found.coverage.missing if found.coverage else ["no judge ran"]
+        return found.verdict("unjudged", "unjudged", f"{message}; but not every judge could judge the diff: "
+                             + "; ".join(missing[:3]), time.monotonic() - started)
     return found.verdict("verified", "verified", message, time.monotonic() - started)
 
 
 def _judge(job: Job, diff: str, found: Findings) -> str:
     """The steps in order, each filling `found`; a failing one raises Refused. How the diff looks joins the
-    evidence as hints whatever the verdict, marked where the behavioural judges' evidence meets it (rulehints).
-    Returns the verified message."""
+    evidence as hints whatever the verdict, marked where the behavioural judges' evidence meets it
+    (judges/constructs/looks.py). Returns the verified message."""
     changes = _integrity(job, diff, found)
-    looks = construct_hints(changes, job.staged.path, job.staged.files, job.repro)
     try:
         return _judge_behaviour(job, diff, changes, found)
-    finally:
-        found.evidence += as_evidence(looks, found.evidence)
+    finally:  # how the diff looks joins as hints whatever the verdict, after what the judges saw it do
+        run("text", Judging(job, found, changes))
 
 
 def _judge_behaviour(job: Job, diff: str, changes: list[Change], found: Findings) -> str:
@@ -142,6 +145,9 @@ def _judge_behaviour(job: Job, diff: str, changes: list[Change], found: Findings
                           + ", ".join(unproven[:5]))
         if found.fail_to_pass and judge is not None:
             judge.judge(job, added, found, before)
+        else:
+            found.coverage = Coverage()
+            found.coverage.add("second", False, "no fail-to-pass test the judges can run")
         found.refuse_on_evidence()
     finally:
         if judge is not None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from patcher.result import Reason
+from patcher.result import GRAVITY, Reason
 from patcher.verify.testruns import TestRun
 
 NO_TESTS_COLLECTED = 5
-GRAVITY = ("report_tampered", "suspicious_diff", "behaves_differently", "overfitted")
-"""Evidence reasons, gravest first: the verdict names the gravest seen."""
 
 
 class Refused(Exception):
@@ -82,11 +80,13 @@ class Findings:
     refuse): refusals and hints, in the order they were found."""
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Each such judge's summary by its name (what it tried, how long it took): `verification.judges`."""
+    coverage: Coverage | None = None
+    """Whether each judge that applies judged the diff; None until the judges are reached."""
 
     def verdict(self, status: str, reason: Reason, message: str, duration_s: float) -> Verification:
         return Verification(status, reason, message, self.reproduction, self.files_changed, self.fail_to_pass,
                             self.pass_to_pass, self.flaky, duration_s, self.runs, self.judge, self.evidence,
-                            self.judges)
+                            self.judges, self.coverage)
 
     def refuse_on_evidence(self) -> None:
         """Refused, for the gravest piece of evidence that refuses, the first of its reason (its message with the
@@ -124,8 +124,35 @@ class Evidence:
 
 
 @dataclass
+class Coverage:
+    """Whether each judge that applies to the diff judged it: a judge that could not ask its question is not one
+    that agreed. `verified` needs every required judge that applies to have judged; else the verdict is
+    `unjudged`, with what is missing and why."""
+
+    judges: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """By judge: {"applies", "judged", "required", "why"} (`why`: why it does not apply, or could not judge)."""
+
+    def add(self, name: str, judged: bool, why: str = "", *, applies: bool = True, required: bool = True) -> None:
+        self.judges[name] = {"applies": applies, "judged": judged and applies, "required": required,
+                             "why": "" if judged and applies else why}
+
+    @property
+    def missing(self) -> list[str]:
+        """Each required judge that applies and could not judge, with why."""
+        return [f"{name}: {j['why']}" for name, j in self.judges.items()
+                if j["required"] and j["applies"] and not j["judged"]]
+
+    @property
+    def full(self) -> bool:
+        return bool(self.judges) and not self.missing
+
+    def as_json(self) -> dict[str, Any]:
+        return {"full": self.full, "missing": self.missing, "judges": self.judges}
+
+
+@dataclass
 class SecondJudge:
-    """The fail-to-pass tests as the image's own runner judged them (verify/twice.py)."""
+    """The fail-to-pass tests as the image's own runner judged them (verify/judges/second.py)."""
 
     judged_twice: list[str] = field(default_factory=list)
     """Tests both judges ran, and both passed with the diff."""
@@ -159,6 +186,7 @@ class Verification:
     judge: SecondJudge | None = None
     evidence: list[Evidence] = field(default_factory=list)
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)
+    coverage: Coverage | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -177,4 +205,6 @@ class Verification:
             out["evidence"] = [e.as_json() for e in self.evidence]
         if self.judges:
             out["judges"] = self.judges
+        if self.coverage is not None:
+            out["coverage"] = self.coverage.as_json()
         return out

@@ -1,7 +1,7 @@
 """One test command in a box, and what its runner proved: the harness's stream, report and exit code agree.
 
 Every pytest and unittest run goes through the harness (sandbox/harness): per-test outcomes leave the
-test process on a signed channel as each test ends (patcher/verify/evidence.py). The test ids and outcomes come
+test process on a signed channel as each test ends (patcher/verify/stream.py). The test ids and outcomes come
 from that stream; the runner's own claims must agree with it, else the run is `tampered`.
 - pytest (`pytest …`, `python -m pytest …`): the host also adds `--junitxml` into the box's report dir
   and parses it here (size-capped, no DTDs or entities); its test and failure counts must match the
@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from patcher.sandbox import Sandbox
-from patcher.verify.evidence import CLAIMING_EXITS, Stream, check, crashed, read_stream
-from sandbox.protocol import ReadReportRequest, RunTestRequest, check_command
+from patcher.verify.stream import CLAIMING_EXITS, Stream, check, crashed, read_stream
+from sandbox.commands import RUNNERS, check_command, runner_of
+from sandbox.protocol import ReadReportRequest, RunTestRequest
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 OUTPUT_TAIL = 4000
@@ -56,6 +57,8 @@ class TestRun:
     stream: Stream | None = None
     answered_by: str = ""
     """The command whose run answered this one (verify/contain.py); empty when it ran on its own."""
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """The signed records that are not test outcomes (the held-out judge's answers asked inside the run)."""
 
     __test__ = False
 
@@ -84,25 +87,16 @@ class TestRun:
         return name == "AssertionError" and bool(re.search(r"^(?:E\s+)?assert\b", self.failure_text, re.MULTILINE))
 
 
-HARNESSED = ("pytest", "unittest", "django", "script")
+HARNESSED = tuple(dict.fromkeys(r.name for r in RUNNERS if r.harness))
 """Kinds whose tests the harness streams out."""
-_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
+OWN = tuple(dict.fromkeys(r.name for r in RUNNERS if r.own))
+"""Kinds whose exit code is their verdict (a project's own runner)."""
 
 
 def command_kind(argv: list[str]) -> str:
-    if argv[:1] == ["pytest"] or argv[1:3] == ["-m", "pytest"]:
-        return "pytest"
-    if argv[1:3] == ["-m", "unittest"]:
-        return "unittest"
-    if argv[1:2] == ["-c"]:
-        return "python-c"
-    if not argv or not _PYTHON.fullmatch(argv[0]) or len(argv) < 2:
-        return "other"
-    if argv[1].endswith("manage.py") and argv[2:3] == ["test"]:
-        return "django"
-    if (argv[1] == "-m" and len(argv) > 2) or argv[1].endswith(".py"):
-        return "script"
-    return "other"
+    """The name of the runner `argv` runs (sandbox/commands.py), "other" for a command no runner runs."""
+    runner = runner_of(argv)
+    return runner.name if runner else "other"
 
 
 def pytest_prefix(command: str) -> list[str]:
@@ -118,8 +112,9 @@ def _with_options(argv: list[str], options: list[str]) -> list[str]:
     return argv + options
 
 
-def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = None) -> TestRun:
-    """Run `command` in the box and decide from exit code and report what it proved."""
+def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = None, heldout: str = "") -> TestRun:
+    """Run `command` in the box and decide from exit code and report what it proved (`heldout`: a held-out job the
+    harness asks inside the run; its answers are the run's `records`)."""
     started = time.monotonic()
     try:
         argv = check_command(command, box.allowlist)
@@ -134,14 +129,15 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
     elif kind == "unittest" and "-v" not in argv:
         at = 4 if argv[3:4] == ["discover"] else 3  # `discover` must stay first to be a sub-command
         argv = [*argv[:at], "-v", *argv[at:]]
-    result = box.call(RunTestRequest(command=shlex.join(argv), evidence=kind in HARNESSED), deadline_s)
+    result = box.call(RunTestRequest(command=shlex.join(argv), evidence=kind in HARNESSED,
+                                     heldout=heldout if kind in HARNESSED else ""), deadline_s)
     output = result.output
     run = TestRun(command, result.exit_code, result.timed_out, False, output_tail=output[-OUTPUT_TAIL:],
                   failure_text=output[-64 * 1024:])
     if result.exit_code is None or result.timed_out:
         pass
     elif kind in HARNESSED:
-        _read_stream(box, result.data, report if kind == "pytest" else None, run, verdict=kind in ("django", "script"))
+        _read_stream(box, result.data, report if kind == "pytest" else None, run, verdict=kind in OWN)
     elif kind == "python-c":
         run.reported = True
         (run.passed if result.exit_code == 0 else run.failed).add(command)
@@ -152,6 +148,9 @@ def run_tests(box: Sandbox, command: str, name: str, deadline_s: float | None = 
 def _read_stream(box: Sandbox, data: Mapping[str, Any], report: str | None, run: TestRun,
                  verdict: bool = False) -> None:
     stream = read_stream(data)
+    got = data.get("evidence")
+    run.records = [r for r in (got.get("records") or []) if r.get("k") not in ("test", "end")] \
+        if isinstance(got, dict) else []
     counts = None
     if report is not None and stream.end is not None and run.exit_code in CLAIMING_EXITS:
         parsed = _read_junit(box, report)

@@ -3,8 +3,9 @@
 The tool server opens two pipes before the test command starts and names their fds in
 PATCHER_EVIDENCE ("<nonce read fd>:<record write fd>"). At import, before any repository code runs, this
 module deletes the variable, reads the per-run key from the first pipe (so it is in no file, argv or
-environment block the code under test can read) and closes it. Every record carries a sequence number
-and an HMAC-SHA256 under that key; the server drops the run's evidence at the first bad line.
+environment block the code under test can read) and closes it. A held-out job may follow the key on that pipe
+(one JSON line): its inputs are then asked inside this run (sandbox/judge/heldout/inrun.py). Every record carries a
+sequence number and an HMAC-SHA256 under that key; the server drops the run's evidence at the first bad line.
 
 Residual risk, stated plainly: code in the same process can still find the key in this module's memory
 (gc, frames, sys.modules). What the diff's lines do at run time is watched by the runtime judge, and the
@@ -28,17 +29,18 @@ def _hmac(key: bytes, data: bytes) -> str:
 
 class _Channel:
     def __init__(self) -> None:
-        self.fd, self._key, self._seq = -1, b"", 0
+        self.fd, self._key, self._seq, self.job = -1, b"", 0, ""
         spec = os.environ.pop("PATCHER_EVIDENCE", "")
         if not spec:
             return
         rfd, wfd = (int(x) for x in spec.split(":"))
         chunks = []
-        while chunk := os.read(rfd, 256):
+        while chunk := os.read(rfd, 65536):
             chunks.append(chunk)
         _close(rfd)
         os.set_inheritable(wfd, False)  # subprocesses of a test must not hold (or write to) the channel
-        self.fd, self._key = wfd, bytes.fromhex(b"".join(chunks).decode())
+        key, _, self.job = b"".join(chunks).decode().partition("\n")
+        self.fd, self._key = wfd, bytes.fromhex(key)
 
     def emit(self, record: dict) -> None:
         if self.fd < 0:
@@ -52,6 +54,29 @@ class _Channel:
 
 channel = _Channel()
 REPO = os.environ.get("PATCHER_REPO_ROOT") or os.getcwd()
+
+
+def _held_out(job: str) -> None:
+    """The held-out judge's inputs, asked inside this run (sandbox/judge/heldout/inrun.py), when the host sent some with
+    the key: its modules run from their files, never put in sys.modules."""
+    import importlib.util
+
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def load(rel: str) -> object:
+        spec = importlib.util.spec_from_file_location("_patcher_inrun_" + rel.replace("/", "_")[:-3],
+                                                      os.path.join(top, rel))
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        return module
+
+    spec = json.loads(job)
+    load("judge/heldout/inrun.py").install({**spec, "root": REPO}, channel.emit, load,  # type: ignore[attr-defined]
+                                           channel.fd)
+
+
+if channel.job:
+    _held_out(channel.job)
 
 
 def frames(tb: object, limit: int = 60) -> list:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-TEST_KEYS = ("outcome", "exc", "frames", "message", "why")
+TEST_KEYS = ("outcome", "exc", "frames", "message", "why", "escaped")
 OBS_KEYS = ("judge", "kind", "refuses", "file", "line", "what", "type", "method")
 
 
@@ -145,8 +145,8 @@ class Accept:
         try:
             self.feed(raw)
         except Forged as e:
-            self.forged = True
-            self.out.append({"k": "forged", "why": str(e)})
+            self.forged = True  # the group it came in (a forgery while the base ran is not the diff's code)
+            self.out.append({"k": "forged", "group": self.group or self.last, "why": str(e)})
         return self.out[before:]
 
     def finish(self, ended: dict[str, Any]) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ environment (sandbox/judging.py); here the child sets what a process can set for
 that is not the judge, and `sys.path` without the judge's folder. `dress` makes the run look like pytest's:
 the real pytest imported (and unittest), faulthandler on, stdout and stderr captured, PYTEST_CURRENT_TEST and
 PYTEST_VERSION set, argv as `python -m pytest` has it. What differs between contexts is what production never
-sees; the host compares the outcomes (patcher/verify/contexts.py). Standard library only; Python 3.9 to 3.13.
+sees; the host compares the outcomes (patcher/verify/judges/context.py). Standard library only; Python 3.9 to 3.13.
 """
 
 from __future__ import annotations
@@ -61,11 +61,7 @@ def enter(context: dict[str, Any]) -> Entered:
 
 
 def tree(state: Entered, root: str) -> None:
-    """In a group's process: its tree importable (root and src/ after the installed packages, as the harness
-    has them) and, dressed as pytest, the working directory."""
-    for path in (root, os.path.join(root, "src")):
-        if os.path.isdir(path) and path not in sys.path:
-            sys.path.append(path)
+    """In a group's process, its tree importable (roots.py), dressed as pytest: the tree as working directory."""
     if state.dressed:
         os.chdir(root)
 

@@ -27,6 +27,8 @@ def run_group(state: Any, job: dict[str, Any], cases: list[dict[str, Any]], send
 
     tree = str(cases[0].get("tree") or "base")
     root = (job.get("roots") or {"base": job.get("root")})[tree]
+    workspace = str(job.get("workspace") or "")
+    parts["roots"].take(root, workspace)
     parts["context"].tree(state, root)
     judge = judge_class(root, job["tmp"])
     watch = (job.get("observe") or {}).get(tree) if (job.get("context") or {}).get("observe") else None
@@ -49,7 +51,8 @@ def run_group(state: Any, job: dict[str, Any], cases: list[dict[str, Any]], send
         send({"k": "start", "id": case["id"]})
         with parts["context"].Case(state, case["test"]):
             got = judge.run(case["test"], case.get("source"))
-        send({"k": "test", "id": case["id"], **got})
+        escaped = parts["roots"].escaped(workspace)
+        send({"k": "test", "id": case["id"], **got, **({"escaped": escaped[:20]} if escaped else {})})
 
 
 class Watched:

@@ -107,7 +107,8 @@ def _read(fd: int, pid: int, deadline: float, channel: Channel, state: Any, ack:
         total += len(chunk)
         if not chunk or total > MAX_BYTES:
             if chunk:
-                channel.emit({"k": "forged", "why": f"the test process wrote over {MAX_BYTES} bytes to the judge"})
+                channel.emit({"k": "forged", "group": state.group or state.last,
+                              "why": f"the test process wrote over {MAX_BYTES} bytes to the judge"})
             break
         buf += chunk
         *lines, rest = bytes(buf).split(b"\n")

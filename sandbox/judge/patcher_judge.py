@@ -2,9 +2,10 @@
 
 Runs named tests with no test framework: the test module loaded from its file (its `import pytest` gets
 standin.py, which is never put in sys.modules), plain functions, methods of plain classes, and
-`unittest.TestCase` methods (`setUp`/`tearDown`, cleanups) called directly; `tmp_path`, `monkeypatch`,
-`capsys`, the module's own fixtures and `mark.parametrize` provided. A test that needs more (a conftest
-fixture, `usefixtures`, `xfail`, a fixture with params, a coroutine) is reported `unjudged`, never run.
+`unittest.TestCase` methods (`setUp`/`tearDown`, cleanups) called directly; the module's and the conftest
+files' fixtures (autouse and `usefixtures` ones too), `tmp_path`, `monkeypatch`, `capsys`, a small `request`
+and `mark.parametrize` provided (provide.py). A test that needs more (a plugin's fixture, `xfail`, a fixture
+with params, a conftest that hooks how tests run, a coroutine) is reported `unjudged`, never run.
 
 The process started is the keeper (keeper.py): it forks the child that runs repository code (child.py, one
 process per group of cases, in the run's context: context.py) before it reads the key, checks what the child
@@ -24,7 +25,7 @@ import json
 import os
 import pathlib
 import sys
-import tempfile
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +49,6 @@ def _sibling(file: str, name: str) -> Any:
 _cases = _sibling("cases.py", "_patcher_judge_cases")
 Unjudged, marks, is_testcase, testcase, parametrized = (
     _cases.Unjudged, _cases.marks, _cases.is_testcase, _cases.testcase, _cases.parametrized)
-BUILTIN_FIXTURES = ("tmp_path", "monkeypatch", "capsys")
 _STEPS = ("setup_method", "teardown_method")
 
 
@@ -56,6 +56,8 @@ class Judge:
     def __init__(self, root: str, tmp: str) -> None:
         self.root, self.tmp = root.rstrip("/"), tmp
         fixtures = _sibling("fixtures.py", "_patcher_judge_fixtures")
+        self.provide = _sibling("provide.py", "_patcher_judge_provide")
+        self.scope: list[Any] = []
         self.standin = _sibling("standin.py", "pytest")
         for name in ("MonkeyPatch", "CaptureFixture", "CaptureResult"):
             setattr(self.standin, name, getattr(fixtures, name))
@@ -76,9 +78,9 @@ class Judge:
     def load(self, path: str, source: str | None) -> Any:
         """The test module (`source` in place of the file's text for a variant), named as pytest names it."""
         text = source if source is not None else pathlib.Path(path).read_text(encoding="utf-8")
+        self.scope = self._conftests(os.path.dirname(path))
         if (path, text) in self.modules:
             return self.modules[(path, text)]
-        self._conftests(os.path.dirname(path))
         name, base = module_name(path)
         if base not in sys.path:
             sys.path.insert(0, base)
@@ -102,9 +104,10 @@ class Judge:
         exec(code, module.__dict__)
         return module
 
-    def _conftests(self, folder: str) -> None:
-        """The conftest files from the root down to the test's folder, run as pytest would before the module;
-        one that does not load, or that hooks how tests run, makes the folder's tests unjudged."""
+    def _conftests(self, folder: str) -> list[Any]:
+        """The conftest files from the root down to the test's folder, run as pytest would before the module (and
+        returned, the root's first); one that does not load, or that hooks how tests run, makes the folder's tests
+        unjudged."""
         rel = os.path.relpath(folder, self.root)
         parts = [] if rel == "." else rel.split(os.sep)
         for n in range(len(parts) + 1):
@@ -124,12 +127,13 @@ class Judge:
                                                 f"({type(e).__name__})")
                 raise self.conftests[path] from None
             hooks = [k for k in vars(module) if k.startswith(("pytest_runtest", "pytest_pyfunc", "pytest_plugins"))]
-            autouse = [f for f in fixtures_of(module).values() if f.autouse]
-            if hooks or autouse:
-                what = f"hook {hooks[0]}" if hooks else f"autouse fixture {autouse[0].name}"
-                self.conftests[path] = Unjudged(f"{path[len(self.root) + 1:]} has a {what}")
+            if hooks:
+                self.conftests[path] = Unjudged(f"{path[len(self.root) + 1:]} has a hook {hooks[0]}")
                 raise self.conftests[path]
             self.conftests[path] = module
+        return [m for n in range(len(parts) + 1)
+                if isinstance(m := self.conftests.get(os.path.join(self.root, *parts[:n], "conftest.py")),
+                              types.ModuleType)]
 
     def run(self, node: str, source: str | None) -> dict[str, Any]:
         """One test by pytest node id: {"outcome": passed|failed|skipped|unjudged, ...}."""
@@ -164,20 +168,24 @@ class Judge:
             raise Unjudged("not a test function")
         names[-1], _, param_id = names[-1].partition("[")
         module = self.load(os.path.join(self.root, rel), source)
-        if any(m.name in ("usefixtures", "xfail") for m in marks(module)):
-            raise Unjudged("the module is marked usefixtures or xfail")
-        owner: Any = module
+        owners: list[Any] = [module]
         for n in names[:-1]:
-            owner = getattr(owner, n)
+            owners.append(getattr(owners[-1], n))
+        owner = owners[-1]
         if names[:-1] and is_testcase(owner):
             return testcase(owner, names[-1], self.wrap_case), []
         func = getattr(owner, names[-1])
+        marked = [m for o in [*owners, func] for m in marks(o)]
+        if any(m.name == "xfail" for m in marked):
+            raise Unjudged("the test is marked xfail")
         if inspect.iscoroutinefunction(func) or getattr(func, "__unittest_expecting_failure__", False):
             raise Unjudged("a coroutine or expected-failure test")
         cleanup: list[Callable[[], None]] = []
+        provider = self.provide.Provider(self, Unjudged, fixtures_of, [module, *reversed(self.scope)], node, cleanup)
         inst = owner() if names[:-1] else None
         bound = getattr(inst, names[-1]) if inst is not None else func
-        args = self._arguments(module, func, param_id.rstrip("]") if param_id else None, cleanup)
+        used = [str(a) for m in marked if m.name == "usefixtures" for a in m.args]
+        args = provider.arguments(func, parametrized(func, param_id.rstrip("]") if param_id else None), used)
         setups = [(getattr(inst, s, None), s) for s in _STEPS] if inst is not None else [
             (getattr(module, s, None), s) for s in ("setup_function", "teardown_function")]
         if setups[0][0] is not None:
@@ -185,48 +193,6 @@ class Judge:
         if setups[1][0] is not None:
             cleanup.insert(0, lambda: setups[1][0](bound))  # type: ignore[misc]
         return (lambda: bound(**args)), cleanup
-
-    def _arguments(self, module: Any, func: Any, param_id: str | None, cleanup: list[Callable[[], None]]
-                   ) -> dict[str, Any]:
-        params = parametrized(func, param_id)
-        own = fixtures_of(module)
-        wanted = [n for n, p in inspect.signature(func).parameters.items()
-                  if n != "self" and p.default is inspect.Parameter.empty and n not in params]
-        args = dict(params)
-        for fx in [f for f in own.values() if f.autouse]:
-            self._fixture(fx.name, own, cleanup, {})
-        for name in wanted:
-            args[name] = self._fixture(name, own, cleanup, {})
-        return {k: v for k, v in args.items() if k in inspect.signature(func).parameters}
-
-    def _fixture(self, name: str, own: dict[str, Any], cleanup: list[Callable[[], None]], made: dict[str, Any]) -> Any:
-        if name in made:
-            return made[name]
-        if name in own:
-            fx = own[name]
-            if fx.params is not None:
-                raise Unjudged(f"fixture {name} has params")
-            deps = [n for n, p in inspect.signature(fx.func).parameters.items() if p.default is inspect.Parameter.empty]
-            value = fx.func(**{d: self._fixture(d, own, cleanup, made) for d in deps})
-            if inspect.isgenerator(value):
-                gen, value = value, next(value)
-
-                def finish() -> None:
-                    next(gen, None)
-                cleanup.append(finish)
-        elif name in BUILTIN_FIXTURES:
-            value = self._builtin(name, cleanup)
-        else:
-            raise Unjudged(f"fixture {name!r} is not one this judge provides (a conftest or plugin fixture)")
-        made[name] = value
-        return value
-
-    def _builtin(self, name: str, cleanup: list[Callable[[], None]]) -> Any:
-        if name == "tmp_path":
-            return pathlib.Path(tempfile.mkdtemp(dir=self.tmp))
-        fixture = self.standin.MonkeyPatch() if name == "monkeypatch" else self.standin.CaptureFixture()
-        cleanup.append(fixture.undo if name == "monkeypatch" else fixture.close)
-        return fixture
 
     def frames(self, tb: Any, limit: int = 60) -> list[list[str]]:
         out: list[list[str]] = []
@@ -264,7 +230,7 @@ def main() -> int:
         job = json.load(f)
     os.unlink(sys.argv[1])
     parts = {n: _sibling(f"{n}.py", f"_patcher_judge_{n}") for n in
-             ("keeper", "accept", "child", "context", "observe", "tracer", "values", "group")}
+             ("keeper", "accept", "child", "context", "roots", "observe", "tracer", "values", "group")}
     keeper, accept, child, values = parts["keeper"], parts["accept"], parts["child"], parts["values"]
     context = job.get("context") or {}
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from patcher.delivery import Change, DeliveryConfig, DeliveryRefused, Facts, ForgeError, deliver, forge_for
+from patcher.delivery import Commit, DeliveryConfig, DeliveryRefused, Facts, ForgeError, deliver, forge_for
 from patcher.errors import BadInput
 from patcher.intake import CloneLimits, GitAccess
+from patcher.result import AgentSummary, JobResult
 from patcher.testing import ScriptedForge
 from tests.support.crashes import fixed, shop_repo, tokens_file
 from tests.support.helpers import git
@@ -41,15 +42,15 @@ def forge() -> Iterator[ScriptedForge]:
         yield f
 
 
-def change_of(work: Path, job_id: str = "20261202-101010-abcdef01", **changes: str) -> Change:
+def commit_of(work: Path, job_id: str = "20261202-101010-abcdef01", **changes: str) -> Commit:
     diff, tree, result_tree = fixed(work)
     fields = {"job_id": job_id, "base_commit": git(work, "rev-parse", "HEAD"), "tree": tree,
               "result_tree": result_tree, "diff": diff, "message": "Fix IndexError in page\n\nPatcher-Job: x\n",
               "when": datetime(2026, 12, 2, 10, 10, tzinfo=UTC)} | changes
-    return Change(**fields)  # type: ignore[arg-type]
+    return Commit(**fields)  # type: ignore[arg-type]
 
 
-def facts_of(change: Change) -> Facts:
+def facts_of(change: Commit) -> Facts:
     return Facts(job_id=change.job_id, review_link=f"http://patcher.test/jobs/{change.job_id}",
                  record_link=f"http://patcher.test/v1/jobs/{change.job_id}/attestation", status="verified",
                  diff_sha256="ab" * 32, files_changed=["shop/pagination.py"],
@@ -76,7 +77,7 @@ def test_the_verified_diff_becomes_one_commit_on_its_branch_and_one_pull_request
         tmp_path: Path, origin: tuple[Recorder, str, Path], forge: ScriptedForge, kind: str) -> None:
     server, url, work = origin
     config, limits = setup(tmp_path, url, forge, kind)
-    change = change_of(work)
+    change = commit_of(work)
     facts = facts_of(change)
     done = deliver(change, facts, config, limits, forge_for(config, url, limits.access.tokens(), 30))
     assert done.pushed and server.pushes == 1
@@ -100,12 +101,12 @@ def test_a_forge_that_fails_is_retried_and_a_later_try_does_not_push_again(
         tmp_path: Path, origin: tuple[Recorder, str, Path], forge: ScriptedForge) -> None:
     server, url, work = origin
     config, limits = setup(tmp_path, url, forge)
-    change = change_of(work)
+    change = commit_of(work)
     forge.fail(2, 502)  # transient: tenacity retries through it
     deliver(change, facts_of(change), config, limits, forge_for(config, url, limits.access.tokens(), 30))
     assert len(forge.pulls) == 1
 
-    other = change_of(work, job_id="20261202-101011-abcdef02")
+    other = commit_of(work, job_id="20261202-101011-abcdef02")
     forge.fail(4, 503)  # as many as delivery's attempts: it gives up
     with pytest.raises(ForgeError, match="503"):
         deliver(other, facts_of(other), config, limits, forge_for(config, url, limits.access.tokens(), 30))
@@ -118,7 +119,7 @@ def test_a_failed_push_says_why_and_the_next_try_pushes_once(
         tmp_path: Path, origin: tuple[Recorder, str, Path], forge: ScriptedForge) -> None:
     server, url, work = origin
     config, limits = setup(tmp_path, url, forge)
-    change = change_of(work)
+    change = commit_of(work)
     server.options["fail_pushes"] = 1
     with pytest.raises(BadInput, match="cannot push to"):
         deliver(change, facts_of(change), config, limits, forge_for(config, url, limits.access.tokens(), 30))
@@ -133,7 +134,7 @@ def test_without_the_token_the_remote_refuses_and_the_setting_is_named(
     config, _ = setup(tmp_path, url, forge)
     limits = CloneLimits(timeout_s=60, access=GitAccess())
     with pytest.raises(BadInput, match="PATCHER_GIT_TOKENS_FILE") as e:
-        deliver(change_of(work), facts_of(change_of(work)), config, limits, forge_for(config, url, {}, 30))
+        deliver(commit_of(work), facts_of(commit_of(work)), config, limits, forge_for(config, url, {}, 30))
     assert TOKEN not in str(e.value) and server.pushes == 0
 
 
@@ -141,10 +142,26 @@ def test_what_was_not_verified_is_never_pushed(
         tmp_path: Path, origin: tuple[Recorder, str, Path], forge: ScriptedForge) -> None:
     server, url, work = origin
     config, limits = setup(tmp_path, url, forge)
-    wrong_result = change_of(work, result_tree="0" * 40)
+    wrong_result = commit_of(work, result_tree="0" * 40)
     with pytest.raises(DeliveryRefused, match="not the verified result"):
         deliver(wrong_result, facts_of(wrong_result), config, limits, forge_for(config, url, {}, 30))
-    wrong_base = change_of(work, tree="1" * 40)
+    wrong_base = commit_of(work, tree="1" * 40)
     with pytest.raises(DeliveryRefused, match="not the tree"):
         deliver(wrong_base, facts_of(wrong_base), config, limits, forge_for(config, url, {}, 30))
     assert server.pushes == 0 and forge.pulls == []
+
+
+def test_what_a_job_delivers_is_read_from_its_result_as_the_store_keeps_it(tmp_path: Path) -> None:
+    work, _ = shop_repo(tmp_path / "work")
+    diff, tree, result_tree = fixed(work)
+    base = git(work, "rev-parse", "HEAD")
+    result = JobResult(run_id="r", status="verified", reason="verified", message="fixed", diff=diff,
+                       base_commit="staged0", files_changed=["shop/pagination.py"], agent=AgentSummary(rounds=2),
+                       provenance={"source_commit": base, "tree": tree, "result_tree": result_tree}, exit_code=0)
+    stored = {**result.as_json(), "reverified": {"of": "x"}}  # what a service adds is not the result's
+    assert JobResult.from_json(stored) == result
+    when = datetime(2026, 12, 2, 10, 10, tzinfo=UTC)
+    assert Commit.of("j1", JobResult.from_json(stored), "message", when) == Commit(
+        job_id="j1", base_commit=base, tree=tree, result_tree=result_tree, diff=diff, message="message", when=when)
+    with pytest.raises(ValueError, match="needs a diff"):
+        JobResult.from_json({**stored, "diff": None})

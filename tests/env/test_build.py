@@ -17,28 +17,13 @@ from patcher.config import SandboxConfig
 from patcher.env import EnvConfig, ensure_env_image, list_env_images, prune, table
 from patcher.env.plan import SETUP_DIR, detect, env_key, setup_script
 from patcher.errors import SetupFailed
-from patcher.intake import StagedRepo, stage_repo
+from patcher.intake import StagedRepo
 from patcher.pipeline import JobSpec, run_job
 from patcher.sandbox import OWNER, DockerSandbox, owner_labels
 from patcher.testing import ScriptedModelServer, reply
 from sandbox.protocol import EditFileRequest, RunTestRequest
+from tests.support.envs import BUG, FIXED, TEST_REPOSITORY, clock_files, remove_test_images, staged_repo
 from tests.support.helpers import make_repo
-
-FIXTURE = Path(__file__).parents[1] / "data" / "envs" / "clock"
-BUG, FIXED = "hour <= 12", "hour < 12"
-TEST_REPOSITORY = "patcher-env-test"
-
-
-def clock_files() -> dict[str, str]:
-    return {p.relative_to(FIXTURE).as_posix(): p.read_text() for p in FIXTURE.rglob("*") if p.is_file()}
-
-
-def staged_repo(path: Path, files: dict[str, str]) -> StagedRepo:
-    return stage_repo(str(make_repo(path, files)))
-
-
-def remove_test_images(client: docker.DockerClient, config: EnvConfig) -> None:
-    prune(client, config, remove_all=True)
 
 
 @pytest.fixture(scope="module")

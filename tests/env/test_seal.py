@@ -1,6 +1,7 @@
 """An environment image's venv is not the box user's to change, even when the repo's build code tries to leave
 it open: boxes run with a writable root filesystem, so only permissions keep what they write off the host's
-disk (patcher/sandbox/hardening.py, patcher/env/seal.py). Real Docker, real index, like test_build.py."""
+disk (patcher/sandbox/hardening.py, patcher/env/seal.py). Real Docker, real index, the clock repository of
+tests/support/envs.py."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from patcher.env import EnvConfig, ensure_env_image
 from patcher.env.plan import VENV
 from patcher.sandbox import DockerSandbox
 from sandbox.protocol import RunTestRequest
-from tests.env.test_build import TEST_REPOSITORY, clock_files, remove_test_images, staged_repo
+from tests.support.envs import TEST_REPOSITORY, clock_files, remove_test_images, staged_repo
 from tests.support.rootfs import PROBE, assert_nothing_writable, probe
 
 OPENS_IT = (f"pip install -e '.[test]'; chmod 777 {VENV} /workspace; touch {VENV}/open; chmod 4777 {VENV}/open; "

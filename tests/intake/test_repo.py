@@ -13,7 +13,8 @@ import pytest
 from patcher.errors import BadInput
 from patcher.intake import StagedRepo, stage_repo
 from patcher.intake.repo import STAND_IN, leaves_repo
-from sandbox.protocol import DEFAULT_ALLOWLIST, GitDiffRequest, ReadFileRequest
+from sandbox.commands import DEFAULT_ALLOWLIST
+from sandbox.protocol import GitDiffRequest, ReadFileRequest
 from sandbox.tools import Context, ToolError, git_diff, read_file
 from tests.support.helpers import git, make_repo
 

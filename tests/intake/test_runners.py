@@ -10,7 +10,7 @@ import pytest
 from patcher.config import SandboxConfig, allowlist_of
 from patcher.intake import effective
 from patcher.intake.runners import declared_prefixes, runner_prefix, suite_for
-from sandbox.protocol import check_command
+from sandbox.commands import check_command
 
 TOX = """[tox]
 envlist = py311

@@ -19,7 +19,7 @@ from patcher.repair import candidates
 from patcher.repair.localize import ochiai
 from patcher.repair.site import RepoView
 from patcher.verify import is_test_or_config
-from patcher.verify.policy import check_diff
+from patcher.verify.policy.rules import check_diff
 from tests.support.helpers import make_repo
 
 PATHS = ["pkg/testutils.py", "pkg/foo_tests.py", "pkg/testing.py", "tests.py", "pkg/test_utils.py",

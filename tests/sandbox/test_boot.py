@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from patcher.sandbox.pool import BOOT, SERVER_FLAGS, TREE_FIRST
-from sandbox.boot import HEADER, header
 from sandbox.protocol import ReadFileRequest, decode_result, encode_request
+from sandbox.tree import HEADER, header
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = b"k" * 32

@@ -46,7 +46,8 @@ def verified_job(shop: Shop, release: str) -> str:
     claimed = store.claim()
     assert claimed is not None and claimed.id == job_id and claimed.token is not None
     diff, tree, result_tree = fixed(world.work)
-    result = {"status": "verified", "reason": "verified", "message": "the reproduction passes with the diff",
+    result = {"run_id": f"run-{job_id}", "status": "verified", "reason": "verified",
+              "message": "the reproduction passes with the diff",
               "diff": diff, "diff_sha256": hashlib.sha256(diff.encode()).hexdigest(),
               "files_changed": ["shop/pagination.py"],
               "verification": {"reproduction": {"command": "python -m pytest -q tests/test_pagination.py",

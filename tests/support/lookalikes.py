@@ -1,6 +1,6 @@
 """Honest fixes that look like cheats: the three of issue 34 that the rules by construct used to refuse, each on a
-toy repository of its own whose crash it really fixes (tests/verify/test_rulehints.py verifies them end to end;
-the honest corpus may take them too).
+toy repository of its own whose crash it really fixes (tests/verify/judges/constructs/test_looks.py verifies them end
+to end; the honest corpus may take them too).
 
   bound_method  a signal library keeps receivers by weak reference, and a bound method's reference dies at once
                 ("'NoneType' object is not callable"); the upstream way is a WeakMethod for what has

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from patcher.verify.constructs import find_constructs
-from patcher.verify.hints import diff_hints
-from patcher.verify.policy import check_diff, check_tree, protected_names
-from patcher.verify.probes import find_probes
-from patcher.verify.treediff import tree_changes
+from patcher.verify.judges.constructs.hints import diff_hints
+from patcher.verify.judges.constructs.probes import find_probes
+from patcher.verify.judges.constructs.rules import find_constructs
+from patcher.verify.policy.rules import check_diff, check_tree, protected_names
+from patcher.verify.policy.treediff import tree_changes
 from tests.support.cheats import make_diff
 from tests.support.corpus import CHEATS, HONEST, KINDS, REPOS, SLIP_RULES, Cheat, Edits, Honest, ToyRepo
 from tests.support.corpus.host import held_out, plain_pytest, pytest_command, write_tree

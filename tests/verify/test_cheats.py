@@ -119,7 +119,7 @@ def test_a_quoted_conftest_hidden_by_a_gitignore_is_refused(calc: Calc) -> None:
 
 def test_the_tree_check_sees_what_git_made_of_a_quoted_name(calc: Calc) -> None:
     from patcher.verify.check import apply_diff
-    from patcher.verify.policy import check_tree, protected_names
+    from patcher.verify.policy.rules import check_tree, protected_names
     tree, changes = apply_diff(calc.staged, c.new_file("conftest.py", c.PATCH_CALC, quoted="conftest\\056py"))
     tree.cleanup()
     assert [ch.path for ch in changes] == ["conftest.py"]

@@ -22,7 +22,7 @@ from tests.support.corpus.verifier import Verifier
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image"),
               pytest.mark.timeout(1800)]  # the first test's setup verifies every selected entry (minutes)
-UNJUDGED = frozenset({"sandbox_error", "bad_input", "not_reproduced", "setup_failed", "cancelled", "timeout"})
+NOT_JUDGED = frozenset({"sandbox_error", "bad_input", "not_reproduced", "setup_failed", "cancelled", "timeout"})
 """Reasons that say nothing about the diff: a cheat stopped for one of these was never judged."""
 
 
@@ -68,9 +68,9 @@ def _honest(h: Honest) -> Any:
 
 @pytest.mark.parametrize("entry", [_cheat(c) for c in CHEATS])
 def test_every_cheat_ends_not_verified(verdicts: dict[str, Verification], entry: Cheat) -> None:
-    ver = verdicts[entry.id]
-    assert ver.status == "not_verified", f"{entry.id}: verified ({ver.message}); warnings: {ver.warnings}"
-    assert ver.reason not in UNJUDGED, f"{entry.id}: {ver.reason} ({ver.message})"
+    ver = verdicts[entry.id]  # refused, or at the lower status (a judge could not judge it: the gate refuses it)
+    assert ver.status in ("not_verified", "unjudged"), f"{entry.id}: verified ({ver.message}); warnings: {ver.warnings}"
+    assert ver.reason not in NOT_JUDGED, f"{entry.id}: {ver.reason} ({ver.message})"
 
 
 @pytest.mark.parametrize("entry", [_honest(h) for h in HONEST])

@@ -15,7 +15,7 @@ from patcher.intake import stage_repo
 from patcher.sandbox import LocalSandbox
 from patcher.verify import Job, TestRun, run_baseline, verify
 from patcher.verify.contain import derived, narrowed, targets_in
-from patcher.verify.evidence import Stream
+from patcher.verify.stream import Stream
 from tests.support import cheats as c
 from tests.support.helpers import make_repo
 

@@ -12,7 +12,7 @@ import pytest
 from patcher.config import SandboxConfig
 from patcher.pipeline import JobSpec, run_job
 from patcher.verify import TestRun, not_reproduced, why_not_run
-from patcher.verify.evidence import Failure, Stream
+from patcher.verify.stream import Failure, Stream
 from tests.support.helpers import make_repo
 
 FILES = {

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from patcher.config import SandboxConfig
+from patcher.env import EnvConfig, ensure_env_image
 from patcher.intake import StagedRepo, stage_repo
 from patcher.sandbox import DockerSandbox, docker_client
 from patcher.verify import Baseline, Job, Verification, run_baseline, verify
@@ -44,10 +45,15 @@ def exact_diff(repo: Path, work: Path, edits: Edits) -> str:
 class ToyBox:
     """One toy repository, staged once; its baselines by reproduction command (None: the diff's own tests)."""
 
-    def __init__(self, repo: ToyRepo, where: Path, config: SandboxConfig) -> None:
+    def __init__(self, repo: ToyRepo, where: Path, config: SandboxConfig, packaged: bool = False) -> None:
         self.repo, self.where, self.config = repo, where, config
-        self.path = make_repo(where / repo.name, repo.files)
+        files = {**repo.files, "setup.py": setup_py(repo.files)} if packaged else repo.files
+        self.path = make_repo(where / repo.name, files)
         self.staged: StagedRepo = stage_repo(str(self.path))
+        if packaged:  # the project installed editable into an environment image, as a job's setup step does
+            image = ensure_env_image(self.staged, None, EnvConfig(base_image=config.image), docker_client(),
+                                     lambda message: None)
+            self.config = config.model_copy(update={"image": image})
         self.bases: dict[str | None, Baseline] = {}
         self.lock = threading.Lock()
 
@@ -69,18 +75,31 @@ class ToyBox:
         self.staged.cleanup()
 
 
-class Verifier:
-    """ToyBoxes by repository, made on first use."""
+def setup_py(files: dict[str, str]) -> str:
+    """The two lines a real project would have: setup() naming the repository's packages and top-level modules
+    (not its tests)."""
+    tops = {rel.split("/")[0] for rel in files}
+    packages = sorted({rel.rsplit("/", 1)[0].replace("/", ".") for rel in files if rel.endswith("/__init__.py")
+                       and not rel.startswith(("tests/", "test/"))})
+    modules = sorted(t[:-3] for t in tops if t.endswith(".py") and t not in ("setup.py", "conftest.py")
+                     and not t.startswith("test"))
+    return (f"from setuptools import setup\nsetup(name=\"toy\", version=\"0.1\", packages={packages!r}, "
+            f"py_modules={modules!r})\n")
 
-    def __init__(self, where: Path, image: str, test_timeout_s: float = 60) -> None:
+
+class Verifier:
+    """ToyBoxes by repository, made on first use (`packaged`: their twins with a setup.py, set up for real)."""
+
+    def __init__(self, where: Path, image: str, test_timeout_s: float = 60, packaged: bool = False) -> None:
         self.where, self.config = where, SandboxConfig(image=image, test_timeout_s=test_timeout_s)
+        self.packaged = packaged
         self.boxes: dict[str, ToyBox] = {}
         self.lock = threading.Lock()
 
     def box(self, repo: ToyRepo) -> ToyBox:
         with self.lock:
             if repo.name not in self.boxes:
-                self.boxes[repo.name] = ToyBox(repo, self.where, self.config)
+                self.boxes[repo.name] = ToyBox(repo, self.where, self.config, self.packaged)
             return self.boxes[repo.name]
 
     def check(self, entry: Entry) -> Verification:

@@ -1,0 +1,84 @@
+"""The judges' box, started while pytest verifies: a fresh box that nothing of the diff runs in until the judges.
+
+Its tree (the base plus the judged diff) is made and its box opened in a thread of its own as soon as the diff
+passed the integrity checks, so the judges need not wait for a box once pytest is done; a verification that ends
+before the judges closes it unused. The held-out judge (heldout/judge.py) records the crash's argument values on
+the base, draws its inputs and calls them on the base there as soon as it is open (the engine is done by then);
+after pytest, the judges of the box phase run there in the order JUDGES gives (judges/__init__.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from patcher.intake import StagedRepo
+from patcher.sandbox import OpenBox
+from patcher.verify.job import Job
+from patcher.verify.judges import Judging, coverage, run
+from patcher.verify.judges.heldout.judge import HeldOut
+from patcher.verify.policy.treediff import Change
+from patcher.verify.records import Findings
+from patcher.verify.testruns import TestRun
+
+Prepared = tuple[StagedRepo, list[Change]]
+
+
+@dataclass
+class _Opened:
+    tree: StagedRepo
+    changes: list[Change]
+    box: Any
+    """The factory's context manager, already constructed (started); entered by whoever uses it."""
+
+
+class JudgeBox:
+    def __init__(self, open_box: OpenBox, prepare: Callable[[], Prepared], held: HeldOut | None = None) -> None:
+        self._held = held
+        self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patcher-judge-box")
+        self._opened: Future[_Opened] = self._runner.submit(self._open, open_box, prepare, held)
+        self._runner.shutdown(wait=False)
+        self._used = False
+
+    @staticmethod
+    def _open(open_box: OpenBox, prepare: Callable[[], Prepared], held: HeldOut | None) -> _Opened:
+        """The box, and in it (the held-out judge's recording on the base) what needs no verdict of pytest's."""
+        tree, changes = prepare()
+        try:
+            box = open_box(tree)
+        except BaseException:
+            tree.cleanup()
+            raise
+        try:
+            if held is not None:
+                held.prepare(box.__enter__(), tree, changes)  # every box's __enter__ returns itself, once or twice
+        except BaseException:
+            box.__exit__(None, None, None)
+            tree.cleanup()
+            raise
+        return _Opened(tree, changes, box)
+
+    def judge(self, job: Job, added: list[str], found: Findings, before: TestRun) -> None:
+        """The judges of the box phase in order (judges.JUDGES), on the tree pytest judged: their evidence joins
+        `found`, what each judged `found.coverage`; then the gravest refusal among them, if any."""
+        opened = self._opened.result()  # a failed start raises here, as opening the box here would
+        self._used = True
+        with opened.box as box:
+            ctx = Judging(job, found, opened.changes, added, before, box, opened.tree, self._held)
+            judged = run("box", ctx)
+        found.coverage = coverage(judged)
+        found.refuse_on_evidence()
+
+    def close(self) -> None:
+        """The box (closed, used or not) and its tree removed; waits for a start still under way."""
+        with contextlib.suppress(Exception):  # a start that failed left nothing (see _open)
+            opened = self._opened.result()
+            try:
+                if not self._used:
+                    opened.box.__exit__(None, None, None)
+            finally:
+                opened.tree.cleanup()
+

@@ -1,0 +1,30 @@
+"""The held-out judge: inputs no engine saw, drawn from the crash's own arguments, answered by the base and the diff
+(judge.py runs it, rules.py judges the answers). It applies wherever the diff changes source code; it judged when
+at least MIN_COMPARED inputs (or every one drawn, for a call whose arguments admit fewer) were answered on both sides
+with the tested call in effect outside the test (called directly with the test's own arguments, the fix takes effect:
+else what the test proves cannot be compared), and never where the inputs were asked inside the test's run on the base
+and the diff's side gave no answer there (the diff kept the judge from the test's own call: calls made by name outside
+the test do not stand in for it)."""
+
+from __future__ import annotations
+
+from patcher.verify.judges.seam import Judged, Judging
+
+MIN_COMPARED = 10
+"""Inputs answered on both sides for the held-out judge to count as having judged."""
+
+
+def held_out(ctx: Judging) -> Judged:
+    if ctx.held is None or ctx.box is None or ctx.tree is None:
+        return Judged(applies=False, why="the diff changes no source file")
+    evidence, summary = ctx.held.judge(ctx.box, ctx.tree, ctx.changes)
+    compared = int(summary.get("compared") or 0)
+    in_effect = not any(e.kind == "not_in_effect" for e in evidence)
+    if summary.get("lost_with_the_diff"):  # the base answered inside its run, the diff's side did not
+        return Judged(judged=False, why=str(summary.get("note")), evidence=evidence, summary=summary)
+    drawn = int(summary.get("inputs") or 0)
+    judged = in_effect and (compared >= MIN_COMPARED or (compared >= 2 and compared >= drawn))  # all there were
+    why = "" if judged else str(summary.get("note") or "") if not compared else (
+        "called directly with the test's own arguments, the tested call still crashes as on the base" if not
+        in_effect else f"only {compared} input(s) were answered on both sides (at least {MIN_COMPARED} are needed)")
+    return Judged(judged=judged, why=why or "no input was answered on both sides", evidence=evidence, summary=summary)

@@ -1,0 +1,184 @@
+"""The held-out judge: inputs generated after the engine is done, from the crash's own argument values, on which
+the patched code is judged against the base (the rules: heldout/rules.py).
+
+In the judges' box (judges/box.py), as soon as it is open, while pytest verifies elsewhere (the engine is done by
+then), on the base:
+1. `record` (sandbox/judge/heldout/record.py): the tests that failed on the base, under pytest in a fresh copy of the
+   tree, with a trace hook that notes the crash's own argument values as each call took them;
+2. for each such test (up to RECORDED_TESTS) the tested call: the function whose frame holds the change
+   (heldout/target.py); inputs drawn by Hypothesis from its values (heldout/strategies.py);
+3. the inputs asked inside the test's own run (heldout/inrun.py), on the base's files; and, where the tested call
+   can be made again by name from plain data, called so too (heldout/plain.py: order and state show there).
+After pytest and the second judge (nothing the diff's code does in the box reaches the second judge), the same
+with the diff, with the path each call takes through the diff's own lines. No engine sees the inputs: they are
+drawn here, after the engine has finished, anew each verification.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+from typing import Any
+
+from patcher.intake import StagedRepo
+from patcher.sandbox import Sandbox
+from patcher.verify.job import Job
+from patcher.verify.judges.asked import node_id
+from patcher.verify.judges.heldout import inrun
+from patcher.verify.judges.heldout.inrun import InRun
+from patcher.verify.judges.heldout.order import COMPARED, rearrangements
+from patcher.verify.judges.heldout.plain import RECORD_S, Drawn, PlainCalls, ask_box, diff_lines, put_back
+from patcher.verify.judges.heldout.rules import judge
+from patcher.verify.judges.heldout.target import Call, choose, constants, expected_values, in_run
+from patcher.verify.policy.rules import is_test_path
+from patcher.verify.policy.treediff import Change
+from patcher.verify.records import Evidence
+
+RECORDED_TESTS = 3
+INPUTS = 96
+"""Inputs drawn per tested call: enough that a guard on a range or a shape meets inputs on both sides of it in
+most draws (48 let a range around the tested amount through in some)."""
+MAX_LOADED = 3000
+
+
+class HeldOut:
+    def __init__(self, job: Job, failing: set[str], added: list[str]) -> None:
+        self.job, self.added = job, added
+        self.failing = sorted(failing)[:RECORDED_TESTS]
+        self.plain: PlainCalls | None = None
+        self.runs: list[InRun] = []
+        self.note = ""
+        self.alongside_s = 0.0
+
+    def prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
+        """In the judge's box while pytest verifies elsewhere (the engine is done): the crash's own argument values
+        recorded on the base, the calls to ask chosen, inputs drawn, and the base's answers to them."""
+        started = time.monotonic()
+        threading.Thread(target=importlib.import_module, args=("patcher.verify.judges.heldout.strategies",),
+                         daemon=True, name="patcher-import-hypothesis").start()  # Hypothesis loads meanwhile
+        try:
+            self._prepare(box, tree, changes)
+        finally:
+            self.alongside_s = time.monotonic() - started
+
+    def _prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
+        records = self._record(box, tree, changes)
+        source = [c for c in changes if c.path not in self.added]
+        base_files = {c.path: c.old_text for c in source if c.kind == "modified" and c.old_text is not None}
+        whys: list[str] = []
+        for test in self.failing:
+            rec = records.get(test)
+            if rec is None or rec.get("outcome") != "failed":
+                continue
+            if self.plain is None:
+                self._plain(box, rec, test, changes, whys)
+            frame, target, why = in_run(rec, changes, self.job.staged.path)
+            if frame is None or target is None:
+                whys.append(why)
+                continue
+            seeds = constants(self.job.staged.path, target.file)
+            plan = InRun(test, node_id(test, tree.files) or test, frame, target,
+                         _drawn(target.tested, seeds, str(rec.get("message"))), seeds)
+            plan.base = inrun.ask(box, plan, self.job, {}, base_files, tree)
+            self.runs.append(plan)
+        if not self.runs and self.plain is None:
+            self.note = self.note or "; ".join(dict.fromkeys(whys)) or "no test that failed on the base was " \
+                "recorded failing"
+
+    def _plain(self, box: Sandbox, rec: dict[str, Any], test: str, changes: list[Change], whys: list[str]) -> None:
+        """The tested call made by name from plain data, where it can be (the state rules read it)."""
+        target, why = choose(rec, changes, self.job.staged.path)
+        if target is None:
+            whys.append(why)
+            return
+        seeds = constants(self.job.staged.path, target.file)
+        inputs = _drawn(target.tested, seeds, str(rec.get("message")), copy=False)
+        plan = [*target.calls, *target.calls, *reversed(target.calls), *inputs]
+        loaded = [str(n) for n in rec.get("loaded") or []][:MAX_LOADED]
+        self.plain = PlainCalls(self.job, self.added, Drawn(target, test, inputs, seeds, plan, [], loaded=loaded))
+        self.plain.on_base(box, changes)
+
+    def _record(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> dict[str, dict[str, Any]]:
+        """The recording of each test (as verification names it) that failed on the base."""
+        nodes = {t: n for t in self.failing if (n := node_id(t, tree.files))}
+        if not nodes:
+            self.note = "no test that failed on the base is a test function the judge can address"
+            return {}
+        base = self.job.base
+        tests = sorted({f for f in tree.files if is_test_path(f)} | (base.test_files - base.doctest_files)
+                       | set(self.added))
+        spec = {"mode": "record", "tests": sorted(set(nodes.values())), "test_files": tests,
+                "restore": put_back(self.job, self.added, changes)}
+        records, forged, note = ask_box(box, spec, RECORD_S)
+        by_node = {str(r.get("id")): r for r in records if r.get("k") == "test" and not forged}
+        self.note = forged or note
+        return {t: by_node[n] for t, n in nodes.items() if n in by_node}
+
+    def judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> tuple[list[Evidence], dict[str, Any]]:
+        """With the diff, after pytest and the second judge: the same inputs, their paths through the diff's own
+        lines; the evidence, and the summary (`verification.judges["held_out"]`)."""
+        started = time.monotonic()
+        found: list[Evidence] = []
+        lines = diff_lines(changes, self.added)
+        summaries = []
+        for plan in self.runs:
+            plan.patched = inrun.ask(box, plan, self.job, lines, None, tree)
+            sides = inrun.sides(plan)
+            checked = inrun.checks(plan)
+            found += checked
+            if sides is None:
+                lost = bool(plan.base and plan.base.answers)  # the base answered there, the diff's side did not
+                summaries.append({"test": plan.test, "inputs": 0, "note": _note(plan), "lost_with_the_diff": lost,
+                                  "counterexamples": [e.quote for e in checked]})
+                continue
+            expected = expected_values(tree.path, plan.node)
+            evidence, summary = judge(sides, self.job.exc_type, expected)
+            found += [e for e in evidence if e.kind != "not_in_effect"]  # in the run itself: checks() judges that
+            summary["counterexamples"] = [e.quote for e in checked] + summary["counterexamples"]
+            summaries.append({"test": plan.test, **summary})
+        asked = any(s.get("compared") for s in summaries)
+        if self.plain is not None:
+            plain: list[Evidence] = []
+            summaries.append({"made_by_name": True, **self.plain.judge(box, tree, changes, plain, state_only=asked)})
+            found += plain
+        summary = _summary(summaries, self.note)
+        summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3))
+        return found, summary
+
+
+def _drawn(tested: Call, seeds: list[Any], message: str, copy: bool = True) -> list[Call]:
+    """The inputs for a tested call: (`copy`) the call rebuilt (equal, not identical), then the drawn ones."""
+    from patcher.verify.judges.heldout.strategies import draw_calls, recased  # Hypothesis only when drawing
+
+    inputs = [*([tested] if copy else []), *draw_calls(tested, INPUTS, seeds)]
+    inputs += [c for c in recased(tested) if c not in inputs]
+    if COMPARED in message:  # a failed comparison: the tested items in every order too
+        inputs += [c for c in rearrangements(tested) if c not in inputs]
+    return inputs
+
+
+def _note(plan: InRun) -> str:
+    sides = [s for s in (plan.base, plan.patched) if s is not None]
+    return next((s.note for s in sides if s.note), "") or "no input was answered on both sides"
+
+
+def _summary(parts: list[dict[str, Any]], note: str) -> dict[str, Any]:
+    """One summary: the first tested call's, with the inputs compared on both sides over every one."""
+    if not parts:
+        return {"inputs": 0, "note": note or "no recording"}
+    first = next((p for p in parts if p.get("compared")), parts[0])
+    out = {k: v for k, v in first.items() if k not in ("test", "made_by_name")}
+    out["compared"] = sum(int(p.get("compared") or 0) for p in parts)
+    out["counterexamples"] = list(dict.fromkeys(q for p in parts for q in p.get("counterexamples") or []))[:5]
+    out["tested_calls"] = [p.get("test") or "by name" for p in parts]
+    out["in_run"] = sum(1 for p in parts if not p.get("made_by_name") and p.get("compared"))
+    lost = [p for p in parts if p.get("lost_with_the_diff")]
+    if lost:  # calls by name cannot stand in where the diff kept the judge from the test's own call
+        out["lost_with_the_diff"] = len(lost)
+        out["note"] = f"with the diff, {lost[0]['note']}"
+    notes = [str(p["note"]) for p in parts if p.get("note")]
+    if notes and not out.get("note"):
+        out["note"] = notes[0]
+    return out
+

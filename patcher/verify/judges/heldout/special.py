@@ -1,0 +1,136 @@
+"""The held-out rule `special_case` after a crash (`overfitted`): the fix handles the tested input another way than
+inputs like it. Three ways to show it, tried in this order, the first that shows it the evidence (rules.py lists
+them as one rule): `same_crash`, `split` and `swapped`, each described on its function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from patcher.verify.judges.heldout.answers import Answer, Compared, Sides, changed_values, drawn_freely, kin, shown
+from patcher.verify.records import Evidence
+
+JUDGE = "held_out"
+Check = Callable[[Sides, list[Compared], list[Compared], Answer, Answer], list[Evidence]]
+
+
+def first_of(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer, tp: Answer) -> list[Evidence]:
+    """The first of same_crash, split and swapped that shows a special case."""
+    for check in (same_crash, split, swapped):
+        found = check(sides, gen, same, tb, tp)
+        if found:
+            return found
+    return []
+
+
+def same_crash(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer, tp: Answer) -> list[Evidence]:
+    """An input of the tested input's kind (each changed value of its type, its sign, its character classes, not
+    emptied: an empty list or a negative page may rightly get an error of its own) that crashes the base exactly as
+    the tested input does (same exception type through the crash site, with the same arguments: the same key, the
+    same message) is handled another way (returns where it raises, or raises another type) *by another path*
+    through the diff's own lines (line and instruction; a path cut short by an exception raised within those lines
+    is the same path), or, where the tested input now returns, still crashes exactly as on the base (same type,
+    site and arguments; not raised within the diff's lines) whatever the path. Text in the other case that crashes
+    the base exactly as the tested input does is of its kind. An input the fix rejects with the base's own
+    exception type raised within its lines (a clear error for input out of its domain) is none of these where
+    another such input takes the tested input's path. A key the diff adds to a table is none of these: other keys
+    crash with other arguments."""
+    general = any(p.kind == "returned" and p.path == tp.path for _, _, p in same)
+    for call, b, p in same:
+        if general and _domain_error(b, p):
+            continue  # a clear error of the fix's for an input out of its domain, beside inputs it fixes alike
+        branched = p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp)
+        untouched = tp.kind == "returned" and p.same_crash(b) and not p.raised_in_diff
+        if branched or untouched:
+            quote = f"{shown(sides.target, call)} {p.said()} where {shown(sides.target, sides.target.tested)} " \
+                    f"{tp.said()}"
+            how = "another path through the diff's lines" if branched else "the same crash, left as it was"
+            return [Evidence(JUDGE, "special_case", "the fix handles the tested input another way than inputs that "
+                             f"crash the base exactly as it does ({how})", refuses=True, reason="overfitted",
+                             quote=quote)]
+    return []
+
+
+def split(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer, tp: Answer) -> list[Evidence]:
+    """Inputs of the tested input's kind (its types, character classes, signs, sizes not emptied) that crash the base
+    with another key or message, drawn freely (no constant of the module, no case of the tested value): some
+    handled as the tested input (its outcome, its path), some not (another outcome by another path). The diff's
+    lines pick out a shape, not a table's entries. On the side not handled, text in the other case counts too
+    where the diff left its crash as it was (capitals fixed, the same word in lower case still crashing as before:
+    a rule on how the tested text is written), the tested text itself in another case included (a key added to a
+    table leaves no freely drawn input handled as the tested one); an error of the fix's own for it may be a
+    rule of the domain."""
+    tested = sides.target.tested
+    crashed = _crashed_otherwise(gen, tb)
+    alike = [g for g in crashed if kin(tested, g.call) and drawn_freely(tested, g.call, sides.seeds)]
+    took = [g for g in alike if g.patched.cls_ == tp.cls_ and g.patched.path == tp.path]
+    other = [g for g in alike if g.patched.kind in ("returned", "raised") and g.patched.cls_ != tp.cls_
+             and _branched(g.patched, tp) and not _domain_error(g.base, g.patched)]
+    other += [g for g in crashed if g not in alike and kin(tested, g.call, fold_case=True)
+              and g.patched.same_crash(g.base) and not g.patched.raised_in_diff and g.patched.cls_ != tp.cls_
+              and _branched(g.patched, tp) and not any(v in sides.seeds for _, v in changed_values(tested, g.call))]
+    if len(took) < 2 or not other:
+        return []
+    first, like = other[0], took[0]
+    quote = f"{shown(sides.target, first.call)} {first.patched.said()} where {shown(sides.target, like.call)} " \
+            f"{like.patched.said()} as {shown(sides.target, tested)} does"
+    return [Evidence(JUDGE, "special_case", "the fix handles inputs of the tested input's kind that crash the base "
+                     f"alike two ways by another path through its lines ({len(took)} as the tested input, "
+                     f"{len(other)} not)", refuses=True, reason="overfitted", quote=quote)]
+
+
+def swapped(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer, tp: Answer) -> list[Evidence]:
+    """The tested value answered alone: every freely drawn input of its kind that crashed the base through the
+    site with another key (at least 3) now raises an error of the fix's own, of another type, by another path,
+    and the tested input's path is one no input the base answers takes (a key added to the table the base reads
+    is read by the base's own path: the known keys take it too)."""
+    if tp.kind != "returned":
+        return []
+    tested = sides.target.tested
+    alike = [g for g in _crashed_otherwise(gen, tb) if kin(tested, g.call)
+             and drawn_freely(tested, g.call, sides.seeds) and g.patched.kind in ("returned", "raised")]
+    raising = [g for g in alike if g.patched.kind == "raised" and g.patched.exc != g.base.exc
+               and g.patched.raised_in_diff and _branched(g.patched, tp)]
+    working = [g for g in gen if g.base.kind == g.patched.kind == "returned"]
+    if len(alike) < 3 or len(raising) < len(alike) or not working or any(g.patched.path == tp.path for g in working):
+        return []
+    call, b, p = raising[0]
+    quote = f"{shown(sides.target, call)} {p.said()} (the base {b.said()}) where {shown(sides.target, tested)} " \
+            f"{tp.said()}"
+    return [Evidence(JUDGE, "special_case", f"the fix answers the tested value alone: all {len(alike)} inputs of "
+                     "its kind that crash the base at the same place with another value now raise an error of the "
+                     "fix's own, by another path", refuses=True, reason="overfitted", quote=quote)]
+
+
+def _domain_error(b: Answer, p: Answer) -> bool:
+    """The fix raises, within its own lines, the very exception type the base crashed with: an input it declares
+    out of its domain (`raise IndexError('index out of range')` before the loop), not one it left crashing."""
+    return p.kind == b.kind == "raised" and p.raised_in_diff and p.exc == b.exc
+
+
+def _crashed_otherwise(gen: list[Compared], tb: Answer) -> list[Compared]:
+    """Inputs that crashed the base with the tested input's exception through the site, with another key or
+    message."""
+    return [g for g in gen if g.base.kind == "raised" and g.base.exc == tb.exc and g.base.site
+            and not g.base.same_crash(tb)]
+
+
+def _branched(p: Answer, tp: Answer) -> bool:
+    """Whether `p` took another path through the diff's lines than the tested input: not the same path, nor the
+    tested one cut short by an exception raised within those lines (an input the fixed code itself cannot take;
+    cut short: nothing it skipped comes before what it ran)."""
+    if p.path == tp.path:
+        return False
+    return not (p.kind == "raised" and p.raised_in_diff and p.path <= tp.path and _after(tp.path - p.path, p.path))
+
+
+def _after(missing: frozenset[tuple[str, int, int]], ran: frozenset[tuple[str, int, int]]) -> bool:
+    """Whether what the tested path ran and `ran` did not all comes after the last of `ran` in its file (line, then
+    instruction): a path cut short, not a branch of the diff's lines skipped on the way (a guard not taken)."""
+    for file in {m[0] for m in missing}:
+        last = max(((line, at) for f, line, at in ran if f == file), default=None)
+        if last is not None and any((line, at) < last for f, line, at in missing if f == file):
+            return False
+    return True
+
+

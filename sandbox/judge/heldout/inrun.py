@@ -1,0 +1,312 @@
+"""Held-out inputs asked inside the test's own run (the harness's channel loads this file when the host sends a
+held-out job with the run's key: harness/patcher_channel.py).
+
+The test runs as every verification run does: the tool server's runner, the harness, its environment, limits,
+working directory and tree. A trace hook that answers only 'call' events waits for the tested call, the call of
+the target's code (its file, first line and name) whose arguments are the recorded ones. There, before the function's
+first line runs, the process forks once for each input. The child puts the input's values in place of the call's
+arguments (an entry the host left opaque stays the live object the test passed; an instance the host varied is a
+copy of the test's with its attributes set), lets the function run from the test's own call site, and answers
+what it returned or raised (with, where the host names the diff's lines, which of them it ran) on a pipe of its
+own; then it ends. The parent writes each answer as a signed record, stops tracing, and lets the test's own call
+run untouched: the test's outcome is the harness's, as ever. Input 0 is the tested call itself (every argument the
+live object): what the child answers there is what the test's own call answers, unless the code tells the two
+apart. Standard library only; Python 3.9 to 3.13; loaded from its file, never put in sys.modules.
+"""
+
+from __future__ import annotations
+
+import copy
+import dis
+import itertools
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR = 0x04, 0x08, 0x20
+BUDGET = 400
+"""As the recording (record.py): the tested call is met by its arguments encoded alike."""
+GENERATOR_ITEMS = 100
+MAX_PATH = 400
+
+
+def install(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], load: Callable[[str], Any],
+            channel_fd: int = -1) -> None:
+    """The hook set for this process (and its threads); `load` gives a module of sandbox/ by its path there;
+    `channel_fd`: the harness's record fd, which no child may write."""
+    asker = Asker(job, emit, load("plain.py"), load("judge/heldout/names.py"), load("judge/heldout/calls.py"))
+    asker.channel_fd = channel_fd
+    sys.settrace(asker.hook)
+    threading.settrace(asker.hook)
+
+
+class Asker:
+    def __init__(self, job: dict[str, Any], emit: Callable[[dict[str, Any]], None], plain: Any, names: Any,
+                 calls: Any) -> None:
+        self.job, self.emit, self.plain, self.names, self.calls = job, emit, plain, names, calls
+        self.root = str(job["root"]).rstrip("/")
+        target = job["target"]
+        self.where = (os.path.join(self.root, target["file"]), int(target["first"]), str(target["func"]))
+        self.done = self.other = False
+        self.channel_fd = -1
+
+    def hook(self, frame: Any, event: str, arg: Any) -> Any:
+        if self.done or event != "call":
+            return None
+        try:
+            return self._hook(frame)
+        except Exception as e:  # the judge's own fault must not reach the test: it stops asking, and says why
+            self.done = True
+            sys.settrace(None)
+            threading.settrace(None)  # type: ignore[arg-type]
+            self.emit({"k": "inrun", "ok": False, "why": f"{type(e).__name__}: {e}"[:200]})
+            return None
+
+    def _hook(self, frame: Any) -> Any:
+        code = frame.f_code
+        if (code.co_filename, code.co_firstlineno, code.co_name) != self.where:
+            return None
+        call = self.encoded(_call(code, dict(frame.f_locals)))
+        if not _alike(call, self.job["call"]):
+            if not self.other:  # the first other call, shown where the tested one is never met
+                self.other = True
+                self.emit({"k": "inrun_other", "call": call})
+            return None  # another call of the function: the tested one has the recorded arguments
+        self.done = True
+        self.emit({"k": "inrun", "ok": True, "call": call})
+        child = self.ask(frame)
+        if child is None:  # the parent: the test's own call, and the rest of the test, untraced
+            sys.settrace(None)
+            threading.settrace(None)  # type: ignore[arg-type]
+        return child
+
+    def ask(self, frame: Any) -> Callable[..., Any] | None:
+        """Each input in a child forked here (the child returns its frame's tracer); None in the parent."""
+        live = dict(frame.f_locals)
+        per_call, total = float(self.job.get("per_call_s") or 2.0), float(self.job.get("total_s") or 10.0)
+        started = time.monotonic()
+        for i, given in enumerate(self.job["inputs"]):
+            if time.monotonic() - started > total:
+                self.emit({"k": "call", "i": i, "o": {"t": "skipped"}})
+                continue
+            read_fd, write_fd = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_fd)
+                return Child(self, frame, given, live, write_fd).start()
+            os.close(write_fd)
+            self.emit({"k": "call", "i": i, **_collect(read_fd, pid, per_call)})
+        return None
+
+
+    def encoded(self, call: dict[str, Any]) -> dict[str, Any]:
+        enc = self.plain.encode
+        return {"pos": [enc(v, budget=BUDGET) for v in call["pos"]], "kw": [[k, enc(v, budget=BUDGET)]
+                                                                           for k, v in call["kw"]]}
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """Whether two encodings are of the same call: equal, what is opaque compared by its type only, and dates and
+    times by their kind (a test that hands the function the time of its run)."""
+    if isinstance(a, list) and isinstance(b, list):
+        if a[:1] == b[:1] and a[:1] in (["?"], ["dtm"], ["date"], ["tm"]):
+            return a[:1] != ["?"] or a[1:2] == b[1:2]
+        return len(a) == len(b) and all(_alike(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_alike(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+class Child:
+    """One input, in the process forked for it: its values put in place, the function run from the test's call
+    site, its answer written to the pipe when the frame returns or raises out."""
+
+    def __init__(self, asker: Asker, frame: Any, given: dict[str, Any], live: dict[str, Any], fd: int) -> None:
+        self.asker, self.frame, self.given, self.live, self.fd = asker, frame, given, live, fd
+        self.exc: BaseException | None = None
+        self.tb: Any = None
+        self.items: list[Any] | None = [] if frame.f_code.co_flags & CO_GENERATOR else None
+        """A generator's items so far (each yield is a 'return' event of its frame)."""
+        wanted = asker.job.get("lines") or {}
+        self.lines = asker.calls.Lines(asker.root, wanted) if wanted else None
+
+    def start(self) -> Callable[..., Any]:
+        with _quiet():
+            os.close(self.asker.channel_fd)  # a child that outlives its frame must never write the test's records
+        with _quiet():
+            quiet = os.open(os.devnull, os.O_WRONLY)  # nor its output: pytest captures the test's own fds
+            os.dup2(quiet, 1)
+            os.dup2(quiet, 2)
+        with _quiet(), open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")  # as the runner sets it for the test: a drawn size that eats memory ends this child
+        threading.settrace(None)  # type: ignore[arg-type]
+        try:
+            if not self.given.get("live"):
+                _set_locals(self.frame, self._values())
+        except BaseException as e:  # an input this call cannot take: no answer of the function's
+            self._send({"o": {"bad": f"{type(e).__name__}: {e}"[:200]}})
+        sys.settrace(self.hook)
+        self.frame.f_trace_lines = True
+        return self.local
+
+    def hook(self, frame: Any, event: str, arg: Any) -> Any:
+        """The child's global hook: its frame again on each resume (a generator's), else the diff's lines."""
+        if frame is self.frame:
+            return self.local
+        return self.lines.hook(frame, event, arg) if self.lines is not None else None
+
+    def _values(self) -> dict[str, Any]:
+        code, plain, resolve = self.frame.f_code, self.asker.plain, self.asker.names.resolve
+        out: dict[str, Any] = {}
+        for name, enc in _by_name(code, self.given).items():
+            out[name] = _build(enc, self.live.get(name), plain, resolve)
+        return out
+
+    def local(self, frame: Any, event: str, arg: Any) -> Any:
+        if self.lines is not None and frame.f_code.co_filename in self.lines.wanted:
+            self.lines.local(frame, event, arg)
+        if event == "line":
+            self.exc = None  # an exception caught inside the function: it goes on
+        elif event == "exception":
+            self.exc, self.tb = arg[1], arg[2]  # the exception's own __traceback__ is set only where it is caught
+        elif event == "return":
+            if self.items is not None and self.exc is None and _yielding(frame):
+                self.items.append(self.asker.plain.encode(arg, budget=BUDGET))
+                if len(self.items) < GENERATOR_ITEMS:
+                    return self.local  # the consumer (the test's own code) asks for the next one
+                arg = None
+            self._send(self._answer(arg))
+        return self.local
+
+    def _answer(self, value: Any) -> dict[str, Any]:
+        calls, names, root = self.asker.calls, self.asker.names, self.asker.root
+        if self.exc is not None:
+            e = self.exc
+            out: dict[str, Any] = {"x": names.type_name(type(e)), "site": calls._through(
+                self.tb, root, self.asker.job.get("site")), "args": calls._args(e), "msg": calls._text(e)[:200]}
+        elif self.items is not None:
+            out = {"r": ["l", self.items], "gen": True}
+        elif isinstance(value, types.GeneratorType):
+            out = {"r": self.asker.plain.encode(list(itertools.islice(value, GENERATOR_ITEMS))), "gen": True}
+        else:
+            out = {"r": self.asker.plain.encode(value)}
+        result: dict[str, Any] = {"o": out}
+        if self.lines is not None:
+            result["p"] = sorted(self.lines.hits)[:MAX_PATH]
+            if self.exc is not None and any(x is self.exc for x in self.lines.passed):
+                result["rx"] = True
+        return result
+
+    def _send(self, out: dict[str, Any]) -> None:
+        sys.settrace(None)
+        data = json.dumps(out, default=repr).encode()
+        with _quiet():
+            while data:
+                data = data[os.write(self.fd, data):]
+        os._exit(0)
+
+
+def _yielding(frame: Any) -> bool:
+    """Whether a generator's frame, at a 'return' event, is yielding (not returning for good)."""
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and dis.opname[code[frame.f_lasti]] == "YIELD_VALUE"
+
+
+def _collect(read_fd: int, pid: int, per_call: float) -> dict[str, Any]:
+    """The child's answer (or why there is none); the child is gone after this."""
+    chunks, deadline = [], time.monotonic() + per_call
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([read_fd], [], [], max(deadline - time.monotonic(), 0.0))
+            chunk = os.read(read_fd, 65536) if ready else b""
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        with _quiet():
+            os.kill(pid, signal.SIGKILL)
+        with _quiet():
+            os.waitpid(pid, 0)
+    try:
+        out = json.loads(b"".join(chunks))
+    except ValueError:
+        return {"o": {"t": "timeout"}} if time.monotonic() >= deadline else {"o": {"bad": "the call's process died"}}
+    return out if isinstance(out, dict) else {"o": {"bad": "no answer"}}
+
+
+def _call(code: Any, local: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by the function's own parameters: {"pos": [...], "kw": [[name, value], ...]} with every
+    positional parameter (self too), then the extra positional ones; the keyword-only ones and extra keywords."""
+    names, n_pos, n_kw = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    pos = [local.get(n) for n in names[:n_pos]]
+    kw = [[n, local.get(n)] for n in names[n_pos:n_pos + n_kw]]
+    at = n_pos + n_kw
+    if code.co_flags & CO_VARARGS:
+        pos += list(local.get(names[at]) or ())
+        at += 1
+    if code.co_flags & CO_VARKEYWORDS:
+        kw += [[str(k), v] for k, v in (local.get(names[at]) or {}).items()]
+    return {"pos": pos, "kw": kw}
+
+
+def _by_name(code: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """An input's values ({"pos", "kw"}, as `_call` lays them out, encoded) by the local each one goes to."""
+    names, n_pos, n_kw = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    pos, kw = list(given.get("pos") or []), [(str(k), e) for k, e in given.get("kw") or []]
+    out: dict[str, Any] = dict(zip(names[:n_pos], pos))
+    own_kw = set(names[n_pos:n_pos + n_kw])
+    out.update((k, e) for k, e in kw if k in own_kw)
+    at = n_pos + n_kw
+    if code.co_flags & CO_VARARGS:
+        out[names[at]] = ["t", pos[n_pos:]]
+        at += 1
+    if code.co_flags & CO_VARKEYWORDS:
+        out[names[at]] = ["d", [[["s", k], e] for k, e in kw if k not in own_kw]]
+    return out
+
+
+def _build(enc: Any, live: Any, plain: Any, resolve: Any) -> Any:
+    """The value an input asks for: the live object where the host left it opaque; a copy of the live instance with
+    its attributes set where the host varied them; else rebuilt from plain data."""
+    tag = enc[0] if isinstance(enc, list) and enc else None
+    if tag == "?":
+        return live
+    if tag == "o" and live is not None and plain.class_name(type(live)) == enc[1]:
+        made = copy.copy(live)
+        for key, value in enc[2]:
+            setattr(made, key, _build(value, getattr(live, key, None), plain, resolve))
+        return made
+    if tag in ("t", "l") and isinstance(live, (tuple, list)) and len(live) == len(enc[1]):
+        items = [_build(e, x, plain, resolve) for e, x in zip(enc[1], live)]
+        return tuple(items) if tag == "t" else items
+    return plain.decode(enc, resolve)
+
+
+def _set_locals(frame: Any, values: dict[str, Any]) -> None:
+    """The frame's arguments replaced before its first line runs (Python 3.13 writes through f_locals; before it,
+    the dict is written back with PyFrame_LocalsToFast)."""
+    if sys.version_info >= (3, 13):
+        for name, value in values.items():
+            frame.f_locals[name] = value
+        return
+    import ctypes
+
+    local = frame.f_locals
+    local.update(values)
+    ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
+
+
+class _quiet:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        return exc[0] is not None and issubclass(exc[0], Exception)

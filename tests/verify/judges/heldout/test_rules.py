@@ -1,0 +1,317 @@
+"""The held-out judge's rules on answers written out by hand: what refuses, what is a hint, what passes.
+
+The answers are what the box's calls report (sandbox/judge/heldout/calls.py); tests/verify/judges/heldout/test_judge.py
+gets them from real calls on real Docker. Here each rule meets the case it is for and the honest case beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from patcher.verify.judges.heldout.answers import Answer, Sides
+from patcher.verify.judges.heldout.rules import judge
+from patcher.verify.judges.heldout.target import Call, Target
+from sandbox.plain import encode
+
+TABLE = ("rates.py", 5, 0)
+BRANCH = ("rates.py", 6, 10)
+RETURN = ("rates.py", 7, 12)
+RANGE = ("rates.py", 5, 8)
+
+
+def call(*args: Any) -> Call:
+    return {"pos": [encode(a) for a in args], "kw": []}
+
+
+def ret(value: Any, *path: tuple[str, int, int]) -> Answer:
+    return Answer("returned", encode(value), path=frozenset(path))
+
+
+def key_error(key: str, *path: tuple[str, int, int], exc: str = "KeyError", within: bool = False) -> Answer:
+    return Answer("raised", exc=exc, site=True, args=repr((key,)), path=frozenset(path), raised_in_diff=within)
+
+
+TESTED = call(100, "GBP")
+CONVERT = Target({"module": "rates", "qualname": "convert", "kind": "function"}, TESTED, [TESTED], True, "rates.py")
+
+
+def sides(pairs: list[tuple[Call, Answer, Answer]], tested: tuple[Answer, Answer], seeds: list[Any] | None = None,
+          target: Target = CONVERT, rounds: list[tuple[Answer, Answer]] | None = None) -> Sides:
+    """The rounds (the tested call three times unless given) and the drawn inputs, base and patched."""
+    both = rounds or [tested] * 3
+    return Sides(target, [c for c, _, _ in pairs], [b for b, _ in both] + [b for _, b, _ in pairs],
+                 [p for _, p in both] + [p for _, _, p in pairs], seeds or [])
+
+
+def refusing(s: Sides, expected: list[Any] | None = None, exc: str = "KeyError") -> list[tuple[str, str]]:
+    evidence, _ = judge(s, exc, [85.0] if expected is None else expected)
+    return [(e.kind, e.quote) for e in evidence if e.refuses]
+
+
+GBP = (key_error("GBP"), ret(85.0, BRANCH, RETURN))
+WORKING = [(call(n, "USD"), ret(float(n)), ret(float(n))) for n in (1, 2, 3)]
+
+
+def test_an_input_sharing_the_tested_key_handled_by_another_path_is_a_special_case() -> None:
+    s = sides([(call(7, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)), *WORKING], GBP)
+    assert refusing(s) == [("special_case", "convert(7, 'GBP') raises KeyError where convert(100, 'GBP') returns 85.0")]
+
+
+def test_a_clear_error_for_input_out_of_the_domain_beside_the_inputs_fixed_alike_is_no_special_case() -> None:
+    """more-itertools' nth_combination_with_replacement upstream fix: an index past the combinations now raises
+    IndexError within the fix's own lines (the base crashed with IndexError deeper down), while other inputs that
+    crashed the base alike now return by the tested input's path. Without such inputs it stays a special case."""
+    crash = key_error("x", exc="IndexError")
+    explicit = key_error("x", RANGE, exc="IndexError", within=True)
+    fixed = [(call(n, "GBP"), crash, ret(float(n), BRANCH, RETURN)) for n in (7, 9)]
+    out_of_domain = (call(3, "GBP"), crash, explicit)
+    tested = (crash, ret(85.0, BRANCH, RETURN))
+    assert refusing(sides([*fixed, out_of_domain, *WORKING], tested), exc="IndexError") == []
+    kinds = [k for k, _ in refusing(sides([out_of_domain, *WORKING], tested), exc="IndexError")]
+    assert kinds == ["special_case"], kinds
+
+
+def test_a_new_table_entry_is_no_special_case_other_keys_still_raise_by_the_same_path() -> None:
+    table = (key_error("GBP"), ret(85.0))
+    drawn = [(call(7, "GBP"), key_error("GBP"), ret(5.95)), (call(100, "XYZ"), key_error("XYZ"), key_error("XYZ")),
+             (call(100, "QRS"), key_error("QRS"), key_error("QRS")), *WORKING]
+    assert refusing(sides(drawn, table)) == []
+
+
+def test_an_input_that_crashes_the_base_exactly_as_the_tested_one_and_still_does_is_a_special_case() -> None:
+    line = ("seq.py", 3, 8)
+    pairs = Target({"module": "seq", "qualname": "pairs", "kind": "function"}, call([1, 2, 3]), [call([1, 2, 3])],
+                   True, "seq.py")
+    index = Answer("raised", exc="IndexError", site=True, args="('list index out of range',)", path=frozenset({line}))
+    tested = (index, ret([[1, 2], [2, 3]], line))
+    long = (call([1, 2, 3, 4, 5, 6]), index, index)
+    assert [k for k, _ in refusing(sides([long], tested, target=pairs), [[[1, 2], [2, 3]]], "IndexError")] == [
+        "special_case"], "the same crash, left as it was, by the same path"
+    other_key = (call(7, "XYZ"), key_error("XYZ"), key_error("XYZ"))
+    assert refusing(sides([other_key, *WORKING], GBP)) == [], "another key is another crash"
+
+
+def test_a_path_cut_short_by_an_exception_within_the_diffs_lines_is_the_same_path() -> None:
+    cut = key_error("GBP", BRANCH, within=True)
+    assert refusing(sides([(call(7, "GBP"), key_error("GBP"), cut), *WORKING], GBP)) == []
+
+
+def test_a_guard_skipped_on_the_way_to_an_exception_within_the_diffs_lines_is_another_path() -> None:
+    guard, assign, call_, back = ("w.py", 8, 4), ("w.py", 9, 20), ("w.py", 10, 24), ("w.py", 10, 48)
+    tested = (key_error("GBP"), ret(85.0, guard, assign, call_, back))
+    skipped = key_error("GBP", guard, call_, within=True)
+    assert [k for k, _ in refusing(sides([(call(7, "GBP"), key_error("GBP"), skipped), *WORKING], tested))] == [
+        "special_case"]
+    cut = key_error("GBP", guard, assign, call_, within=True)
+    assert refusing(sides([(call(7, "GBP"), key_error("GBP"), cut), *WORKING], tested)) == [], "cut short"
+
+
+def test_an_emptied_or_negated_value_is_another_kind_of_input() -> None:
+    drawn = [(call(-7, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)),
+             (call(0, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)), *WORKING]
+    assert refusing(sides(drawn, GBP)) == []
+
+
+def test_freely_drawn_keys_of_the_tested_shape_handled_two_ways_are_a_special_case() -> None:
+    shaped = [(call(100, k), key_error(k), ret(85.0, BRANCH, RETURN)) for k in ("AAA", "QZX")]
+    other = [(call(100, "ABCD"), key_error("ABCD"), key_error("ABCD", BRANCH))]
+    kinds = [k for k, _ in refusing(sides([*shaped, *other, *WORKING], GBP))]
+    assert kinds == ["special_case"]
+    known = [(call(100, k), key_error(k), ret(85.0, BRANCH, RETURN)) for k in ("usd", "Eur")]
+    assert refusing(sides([*known, *other, *WORKING], GBP, seeds=["USD", "EUR"])) == [], "a table's keys, any case"
+
+
+def test_capitals_handled_and_the_same_shape_in_lower_case_left_crashing_is_a_special_case() -> None:
+    shaped = [(call(100, k), key_error(k), ret(85.0, BRANCH, RETURN)) for k in ("AAA", "QZX")]
+    lower = [(call(100, "wys"), key_error("wys"), key_error("wys", BRANCH))]
+    assert [k for k, _ in refusing(sides([*shaped, *lower, *WORKING], GBP))] == ["special_case"]
+    own_error = [(call(100, "wys"), key_error("wys"), key_error("wys", BRANCH, exc="ValueError", within=True))]
+    assert refusing(sides([*shaped, *own_error, *WORKING], GBP)) == [], \
+        "an error of the fix's own for lower case may be the domain's rule"
+    cased = [(call(100, "gbp"), key_error("gbp"), key_error("gbp", BRANCH))]
+    assert [k for k, _ in refusing(sides([*shaped, *cased, *WORKING], GBP))] == ["special_case"], \
+        "the tested value in lower case, left crashing"
+    assert refusing(sides([*shaped, *cased, *WORKING], GBP, seeds=["gbp"])) == [], "a constant of the module"
+    assert refusing(sides([*cased, *WORKING], GBP)) == [], "a key added to the table: no free input answered so"
+
+
+def test_the_tested_key_answered_and_every_other_given_a_new_error_is_a_special_case() -> None:
+    new_error = [(call(100, k), key_error(k), key_error(k, BRANCH, ("rates.py", 8, 14), exc="ValueError",
+                                                          within=True)) for k in ("AAA", "QZX", "MNO")]
+    assert [k for k, _ in refusing(sides([*new_error, *WORKING], GBP))] == ["special_case"]
+    assert refusing(sides([*new_error[:2], *WORKING], GBP)) == [], "too few to tell"
+    table = (key_error("GBP"), ret(85.0, BRANCH))
+    known = [(call(n, "USD"), ret(float(n)), ret(float(n), BRANCH)) for n in (1, 2, 3)]
+    assert refusing(sides([*new_error, *known], table)) == [], "a key added to the table, the rest a clear error"
+    some_take = [(call(100, "XYZ"), key_error("XYZ"), ret(85.0, BRANCH, RETURN))]
+    assert refusing(sides([*new_error, *some_take, *WORKING], GBP)) == [], "a free key answered as the tested one"
+
+
+def test_the_same_crash_in_another_case_given_a_new_error_is_a_special_case() -> None:
+    mail = Target({"module": "emails", "qualname": "domain", "kind": "function"}, call("guest"), [call("guest")],
+                  True, "emails.py")
+    none = Answer("raised", exc="AttributeError", site=True, args="(\"'NoneType' object has no attribute 'group'\",)")
+    tested = (none, ret("", BRANCH, RETURN))
+    upper = (call("Visitor"), none, Answer("raised", exc="LookupError", site=False, args="('Visitor',)",
+                                           path=frozenset({BRANCH, ("emails.py", 8, 2)}), raised_in_diff=True))
+    assert [k for k, _ in refusing(sides([upper], tested, target=mail), [""], "AttributeError")] == ["special_case"]
+    same_way = (call("Visitor"), none, ret("", BRANCH, RETURN))
+    assert refusing(sides([same_way], tested, target=mail), [""], "AttributeError") == []
+
+
+def test_the_expected_answer_given_to_every_amount_is_hard_coded_unless_the_module_writes_it() -> None:
+    constant = [(call(n, "GBP"), key_error("GBP"), ret(85.0, BRANCH, RETURN)) for n in (7, 250, 3000)]
+    s = sides([*constant, *WORKING], GBP)
+    kinds = [k for k, _ in refusing(s)]
+    assert kinds == ["hard_coded"], kinds
+    assert judge(sides([*constant, *WORKING], GBP, seeds=[85.0]), "KeyError", [85.0])[0] == [], "the module's own"
+    assert judge(sides(constant, GBP), "KeyError", [85.0])[0] == [], "a clamp: the base answered nothing to vary"
+
+
+def test_the_expected_answer_for_every_size_of_input_is_hard_coded_though_the_base_answers_none_of_them() -> None:
+    pairs = Target({"module": "seq", "qualname": "pairs", "kind": "function"}, call([5, 6, 7]), [call([5, 6, 7])],
+                   True, "seq.py")
+    index = Answer("raised", exc="IndexError", site=True, args="('list index out of range',)")
+    expected = [[5, 6], [6, 7]]
+    drawn = [(call(items), index, ret(expected, BRANCH)) for items in ([1, 2], [9, 8, 7, 6], [3] * 7, [4, 0, 1],
+                                                                          [2, 2, 2, 2, 2])]
+    kinds = [k for k, _ in refusing(sides(drawn, (index, ret(expected, BRANCH)), target=pairs), [expected],
+                                    "IndexError")]
+    assert kinds == ["hard_coded"], kinds
+    assert refusing(sides(drawn[:4], (index, ret(expected, BRANCH)), target=pairs), [expected], "IndexError") == [], \
+        "too few to tell"
+
+
+def test_an_instance_the_test_builds_given_for_every_length_is_hard_coded_and_one_made_from_the_input_is_not(
+        ) -> None:
+    parse = Target({"module": "semver", "qualname": "parse", "kind": "function"}, call("1.2"), [call("1.2")], True,
+                   "semver.py")
+    value = Answer("raised", exc="ValueError", site=True, args="('not enough values to unpack',)")
+    version = {"major": 1, "minor": 2, "patch": 0}
+    made = Answer("returned", ["o", "semver:Version", [[k, encode(v)] for k, v in version.items()]],
+                  path=frozenset({BRANCH}))
+    drawn = [(call(text), value, made) for text in ("4", "4.4", "10.20", "7.", ".3", "123.456")]
+    kinds = [k for k, _ in refusing(sides(drawn, (value, made), target=parse), [], "ValueError")]
+    assert kinds == ["hard_coded"], kinds
+    own = [(c, b, Answer("returned", ["o", "semver:Version", [["text", c["pos"][0]]]], path=frozenset({BRANCH})))
+           for c, b, _ in drawn]
+    assert refusing(sides(own, (value, made), target=parse), [], "ValueError") == [], "each its own"
+
+
+def test_the_same_answer_where_the_base_shows_no_dependence_on_what_varies_is_no_hard_coding() -> None:
+    margins = Target({"module": "layout", "qualname": "margins", "kind": "function"}, call("double", 2),
+                     [call("double", 2)], True, "layout.py")
+    unbound = Answer("raised", exc="UnboundLocalError", site=True, args="('bottom',)")
+    styles = [(call(style, 2), unbound, ret(8, BRANCH)) for style in ("wide", "aaaa", "zz", "narrow")]
+    even = [(call("even", n), ret(2 * n), ret(2 * n)) for n in (1, 3, 5)]
+    s = sides([*styles, *even], (unbound, ret(8, BRANCH)), target=margins)
+    assert refusing(s, [8], "UnboundLocalError") == [], "the base never took another style: 8 may be right"
+
+
+def test_the_expected_answer_where_the_base_answers_those_inputs_all_alike_is_no_hard_coding() -> None:
+    """sqlparse's upstream fix (strip_comments keeps a space where a comment was): every drawn statement that varies
+    only the comment's text gets the tested answer, but the base answered them all alike too: the fix changed how
+    that one answer reads, not which answer it is. Where the base told them apart, it is hard-coded."""
+    statement = call("select * from foo-- x\nwhere")
+    strip = Target({"module": "sqlparse", "qualname": "format", "kind": "function"}, statement, [statement], False,
+                   "sqlparse/__init__.py")
+    tested = (ret("select * from foowhere"), ret("select * from foo where", BRANCH))
+    comments = [(call(f"select * from foo-- {c}\nwhere"), ret("select * from foowhere"),
+                 ret("select * from foo where", BRANCH)) for c in ("a", "bc", "d e f", "zz")]
+    others = [(call(q), ret(q), ret(q)) for q in ("select 1", "select 2", "update t")]
+    expected = ["select * from foo where"]
+    assert refusing(sides([*comments, *others], tested, target=strip), expected) == []
+    told_apart = [(c, ret(f"base {n}"), p) for n, (c, _, p) in enumerate(comments)]
+    kinds = [k for k, _ in refusing(sides([*told_apart, *others], tested, target=strip), expected)]
+    assert kinds == ["hard_coded"], kinds
+
+
+def test_an_answer_read_out_of_the_input_is_not_hard_coded() -> None:
+    lookup = Target({"module": "prices", "qualname": "price_of", "kind": "function"}, call({"apple": 3}, "Apple"),
+                    [call({"apple": 3}, "Apple")], False, "prices.py")
+    tested = (ret(0), ret(3, BRANCH))
+    drawn = [(call({"apple": 3}, item, d), ret(d), ret(3, BRANCH)) for item, d in (("APPLE", 5), ("aPPle", 7),
+                                                                                     ("Apple", 9))]
+    varied = [(call({"pear": n}, "pear", 0), ret(n), ret(n, BRANCH)) for n in (1, 2)]
+    assert refusing(sides([*drawn, *varied], tested, target=lookup), [3], "AssertionError") == []
+
+
+def test_a_page_of_the_input_is_read_out_of_it_however_its_other_items_were_drawn() -> None:
+    page = Target({"module": "pagination", "qualname": "page", "kind": "function"}, call(list(range(25)), 3),
+                  [call(list(range(25)), 3)], True, "pagination.py")
+    index = Answer("raised", exc="IndexError", site=True, args="('list index out of range',)")
+    last = [20, 21, 22, 23, 24]
+    others = [[0, 0, *range(2, 25)], [*range(20), *last, 99], [7, *range(1, 25)]]
+    clamped = [(call(items, 3), index, ret(last, BRANCH)) for items in others]
+    working = [(call(list(range(n)), 1), ret(list(range(min(n, 10)))), ret(list(range(min(n, 10))))) for n in (4, 12)]
+    s = sides([*clamped, *working], (index, ret(last, BRANCH)), target=page)
+    assert refusing(s, [last], "IndexError") == [], "each answer is a run of its own input"
+    elsewhere = [(call([k * i for i in range(25)], 3), index, ret(last, BRANCH)) for k in (5, 7, 9)]
+    kinds = [k for k, _ in refusing(sides([*elsewhere, *working], (index, ret(last, BRANCH)), target=page), [last],
+                                    "IndexError")]
+    assert "hard_coded" in kinds, "the tested page given for lists that do not hold it"
+
+
+def twice(pairs: list[tuple[Call, Answer, Answer]], again: list[tuple[Answer, Answer]]) -> Sides:
+    """The inputs, and their answers alone in a fresh process (`again`, in the inputs' order)."""
+    s = sides(pairs, GBP)
+    s.base_again, s.patched_again = [b for b, _ in again], [p for _, p in again]
+    return s
+
+
+def test_an_answer_that_depends_on_the_calls_before_it_is_state_unless_the_base_varies_too() -> None:
+    drawn = [(call(n, "XYZ"), key_error("XYZ"), ret(n * 0.85, BRANCH)) for n in (10, 20)] + WORKING
+    sticky = [(key_error("XYZ"), ret(10 * 1.1, BRANCH)), (key_error("XYZ"), ret(20 * 0.85, BRANCH)),
+              *[(b, p) for _, b, p in WORKING]]
+    assert [k for k, _ in refusing(twice(drawn, sticky))] == ["state"]
+    alike = [(b, p) for _, b, p in drawn]
+    assert refusing(twice(drawn, alike)) == [], "the same answers whatever came first"
+    counter = [(call(n, "USD"), ret(n), ret(n)) for n in (1, 2)]
+    assert refusing(twice(counter, [(ret(5), ret(7)), (ret(6), ret(8))])) == [], "the base's answers vary too"
+    assert refusing(twice(drawn, alike[:1])) == [], "a second pass cut short is not judged"
+
+
+def test_none_for_inputs_the_base_answered_is_changed_behaviour_unless_the_test_asks_for_none() -> None:
+    drawn = [(call(n, "USD"), ret(float(n)), ret(None)) for n in (1, 2)]
+    s = sides(drawn, GBP)
+    assert [k for k, _ in refusing(s)] == ["returns_nothing"]
+    assert refusing(s, expected=[None]) == []
+
+
+def test_the_tested_answer_on_the_first_call_only_is_call_order_unless_the_base_varies_too() -> None:
+    rounds = [GBP, (key_error("GBP"), key_error("GBP")), (key_error("GBP"), key_error("GBP"))]
+    assert [k for k, _ in refusing(sides(WORKING, GBP, rounds=rounds))] == ["call_order"]
+    counter = [(ret(1), ret(1)), (ret(2), ret(2)), (ret(3), ret(3))]
+    assert refusing(sides(WORKING, (ret(1), ret(1)), rounds=counter)) == []
+
+
+def test_a_wrong_answer_fixed_for_the_tested_input_alone_is_a_special_case() -> None:
+    parse = Target({"module": "duration", "qualname": "parse_duration", "kind": "function"}, call("1h30m"),
+                   [call("1h30m")], False, "duration.py")
+    tested = (ret(11400), ret(5400, BRANCH, RETURN))
+    same = [(call(s), ret(n), ret(n, BRANCH)) for s, n in (("2h5m", 7500), ("45s", 45))]
+    assert [k for k, _ in refusing(sides(same, tested, target=parse), [5400], "AssertionError")] == ["special_case"]
+    fixed = [(call("2h5m"), ret(7800), ret(7500, BRANCH, RETURN)), (call("45s"), ret(45), ret(45, BRANCH))]
+    assert refusing(sides(fixed, tested, target=parse), [5400], "AssertionError") == []
+
+
+def test_the_summary_counts_how_the_base_took_the_inputs() -> None:
+    s = sides([(call(7, "GBP"), key_error("GBP"), ret(5.95)), (call(1, "XYZ"), key_error("XYZ"), key_error("XYZ")),
+               *WORKING], (key_error("GBP"), ret(85.0)))
+    _, summary = judge(s, "KeyError", [85.0])
+    assert {k: summary[k] for k in ("inputs", "crash_alike", "same_crash", "base_working", "changed")} == {
+        "inputs": 5, "crash_alike": 2, "same_crash": 1, "base_working": 3, "changed": 0}
+    assert summary["tested"] == "convert(100, 'GBP')" and summary["counterexamples"] == []
+
+
+def test_one_answer_for_every_input_the_base_answers_is_hard_coded_after_a_crashs_fix() -> None:
+    calc = Target({"module": "calc", "qualname": "safe_div", "kind": "function"}, call(5, 0), [call(5, 0)], True,
+                  "calc.py")
+    zero = Answer("raised", exc="ZeroDivisionError", site=True, args="('division by zero',)")
+    tested = (zero, ret(0, BRANCH))
+    answered = [(call(a, b), ret(a / b), ret(0, BRANCH)) for a, b in ((4, 2), (9, 3), (7, 7))]
+    kinds = [k for k, _ in refusing(sides(answered, tested, target=calc), [0], "ZeroDivisionError")]
+    assert kinds == ["hard_coded"], kinds
+    kept = [(call(a, b), ret(a / b), ret(a / b)) for a, b in ((4, 2), (9, 3), (7, 7))]
+    assert refusing(sides(kept, tested, target=calc), [0], "ZeroDivisionError") == [], "the fix leaves them be"
+    assert refusing(sides(answered[:2], tested, target=calc), [0], "ZeroDivisionError") == [], "too few to tell"

@@ -1,0 +1,61 @@
+"""Held-out inputs drawn by Hypothesis from a tested call (patcher/verify/judges/heldout/strategies.py), on the host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patcher.verify.judges.heldout.strategies import draw_calls, recased
+from sandbox.plain import decode, encode
+
+
+def values(call: dict) -> list:  # type: ignore[type-arg]
+    return [decode(e) for e in call["pos"]] + [decode(e) for _, e in call["kw"]]
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PATCHER_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_inputs_are_distinct_unlike_the_tested_call_and_keep_the_keywords(home: Path) -> None:
+    tested = {"pos": [encode(100), encode("GBP")], "kw": [["strict", encode(True)]]}
+    drawn = draw_calls(tested, 40, [])
+    assert 30 <= len(drawn) <= 40 and tested not in drawn
+    assert len({repr(c) for c in drawn}) == len(drawn)
+    assert all([k for k, _ in c["kw"]] == ["strict"] for c in drawn)
+    assert not (home / ".hypothesis").exists(), "nothing of Hypothesis in the working directory"
+
+
+def test_inputs_share_the_tested_key_change_its_shape_and_reach_the_modules_constants() -> None:
+    drawn = [values(c) for c in draw_calls({"pos": [encode(100), encode("GBP")], "kw": []}, 40, ["USD", "EUR"])]
+    codes = [code for _, code in drawn]
+    assert any(code == "GBP" and amount != 100 for amount, code in drawn), "the tested key, other amounts"
+    assert any(isinstance(c, str) and len(c) == 3 and c.isupper() and c not in ("GBP", "USD", "EUR") for c in codes)
+    assert any(isinstance(c, str) and len(c) != 3 for c in codes), "other lengths"
+    assert any(c in ("USD", "EUR") for c in codes), "a table's other keys"
+    assert any(not isinstance(a, int) or a <= 0 for a, _ in drawn), "far values: zero, negatives, None"
+
+
+def test_containers_get_other_sizes_and_items_and_each_draw_is_new() -> None:
+    tested = {"pos": [encode([3, 1, 2]), encode({"a": 1})], "kw": []}
+    first, second = draw_calls(tested, 30, []), draw_calls(tested, 30, [])
+    lists = [values(c)[0] for c in first]
+    assert {len(x) for x in lists if isinstance(x, list)} - {3}, "other lengths"
+    assert any(isinstance(d, dict) and set(d) != {"a"} for _, d in map(values, first)), "other keys"
+    assert {repr(c) for c in first} != {repr(c) for c in second}, "not derandomized"
+
+
+def test_a_call_without_arguments_draws_nothing() -> None:
+    assert draw_calls({"pos": [], "kw": []}, 40, []) == []
+
+
+def test_the_tested_text_in_each_other_case_is_asked_every_time() -> None:
+    tested = {"pos": [encode(7), encode("CHF")], "kw": [["sep", encode("-")]]}
+    assert [decode(c["pos"][1]) for c in recased(tested)] == ["chf"]
+    assert all(c["pos"][0] == encode(7) and c["kw"] == tested["kw"] for c in recased(tested))
+    assert sorted(decode(c["pos"][0]) for c in recased({"pos": [encode("Guest")], "kw": []})) == [
+        "GUEST", "gUEST", "guest"]

@@ -1,4 +1,4 @@
-from notify.send import announce, make_formatter
+from notify.bulletin import announce, make_formatter
 
 
 def test_formatter():

@@ -42,6 +42,7 @@ from bench.upstream_check import HOST_PYTHON, base_traceback, check
 from bench.upstream_judge import baseline_reached, offline_matches
 from patcher.config import SandboxConfig
 from patcher.pipeline import JobSpec, run_job, verify_patch
+from patcher.result import JobResult
 
 SANDBOX_PYTHON = "3.11"
 """The Python of the sandbox image a checkout without per-repository Pythons runs every job on."""
@@ -61,12 +62,16 @@ class Row:
     stop: str = ""
     """Why the case stops, in one line (empty when the upstream fix verified and the engine, if run, fixed it)."""
     seconds: float = 0.0
+    python: str = "-"
+    """The Python the verification ran and why (provenance.python), `X.Y.Z (source)`; with the Pythons left."""
+    provenance: bool = False
+    """Whether every result of the case carried a provenance."""
 
 
 def python_setting(case: Case, cfg: SandboxConfig) -> tuple[dict[str, str], SandboxConfig] | None:
     """The keyword (or the sandbox setting) that asks the pipeline for the case's Python; none when the
     sandbox's own fits; None when this checkout's pipeline cannot run another Python."""
-    if case.python == SANDBOX_PYTHON:
+    if case.python == SANDBOX_PYTHON or not case.ask_python:
         return {}, cfg
     if "python" in JobSpec.model_fields and "python" in inspect.signature(verify_patch).parameters:
         return {"python": case.python}, cfg
@@ -102,6 +107,7 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
                           **common)  # type: ignore[arg-type]
     row.baseline = baseline_reached(result)
     row.verified = result.reason
+    row.python, row.provenance = ran_on(result), result.provenance is not None
     row.covered = covered(result.status, result.verification, case.exception)
     runs = _runs_ms(Path(result.trace)) if result.trace else {}
     row.cost = (sum(runs.values()) / 1000, float(result.verification.get("duration_s") or 0.0),
@@ -112,6 +118,7 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
         job = run_job(JobSpec(repo=str(built.repo), traceback=traceback, engine="offline",
                               trace_dir=work / "runs", sandbox=cfg, **common))  # type: ignore[arg-type]
         row.offline = job.reason
+        row.provenance = row.provenance and job.provenance is not None
         row.same_as_upstream = offline_matches(built, job.diff) if job.diff else None
         if not row.stop and job.reason != "verified":
             row.stop = f"offline engine {job.reason}: {_one_line(job.message)}"
@@ -119,6 +126,15 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
             row.stop = "offline engine verified a diff other than upstream's"
     row.seconds = round(time.monotonic() - started, 1)
     return row
+
+
+def ran_on(result: JobResult) -> str:
+    """`X.Y.Z (source)` of the Python a result ran on, and the Pythons left before it (`; left 3.11.2: why`)."""
+    python = (result.provenance or {}).get("python") or {}
+    if not python:
+        return "-"
+    left = "".join(f"; left {t.get('version')}: {t.get('left')}" for t in python.get("tried") or [])
+    return f"{python.get('version')} ({python.get('source')}){left}"
 
 
 def _one_line(text: str, width: int = 260) -> str:
@@ -137,10 +153,12 @@ def report(rows: list[Row], offline: bool) -> None:
             tail = f"offline {r.offline}{same}  " if offline else ""
             print(f"  {r.case.id:<34} {r.case.kind:<9} py{r.case.python}  baseline {base:<3}  upstream "
                   f"{r.verified:<14} {tail}{r.seconds:>6.0f} s  {r.stop}")
+            print(f"  {'':<34} ran on {r.python}{'' if r.provenance else '  NO PROVENANCE'}")
     reached = [r for r in rows if r.baseline]
     refused = [r for r in reached if r.verified != "verified"]
     print(f"cases {len(rows)} over {len({r.case.project for r in rows})} projects; reached a usable baseline "
           f"{len(reached)}; upstream verified {len(reached) - len(refused)}")
+    print(f"provenance on the results of {sum(r.provenance for r in rows)} of {len(rows)} cases")
     print(f"false refusals: {len(refused)}/{len(reached)} upstream fixes judged "
           f"({len(rows) - len(reached)} not judged: the baseline was not reached)")
     print(line([r.covered for r in reached]))
@@ -196,7 +214,10 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as tmp:
         for n, case in enumerate(cases):
-            rows.append(run_case(case, Path(tmp) / str(n), cfg, args.offline, pythons))
+            try:
+                rows.append(run_case(case, Path(tmp) / str(n), cfg, args.offline, pythons))
+            except (OSError, subprocess.SubprocessError, LookupError, StopIteration) as e:  # the case's rebuild
+                rows.append(Row(case, stop=f"the bench could not rebuild the case: {type(e).__name__}: {e}"))
             r = rows[-1]
             c = r.covered
             print(f"  {case.id}: baseline {r.baseline} upstream {r.verified} offline {r.offline} "

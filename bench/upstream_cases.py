@@ -19,6 +19,7 @@ KINDS = ("crash", "assertion")
 WRONG_VALUE = ("AssertionError", "Failed")
 """What a wrong-value test raises: an assert, or pytest's own failure (`pytest.raises` that did not raise)."""
 PYTHONS = ("3.9", "3.11", "3.13")
+RUNNERS = ("pytest", "unittest")
 SHA = re.compile(r"[0-9a-f]{40}")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]*")
@@ -76,11 +77,24 @@ class Case:
     """Test requirements the host check installs beside pytest."""
     real_projects: bool = False
     """In the real-projects bench (issue 35) as well as the honest corpus (issue 34)."""
+    runner: str = "pytest"
+    """How the project runs its tests: pytest, or unittest (`python -m unittest pkg.test_x.Case.test_y`)."""
+    ask_python: bool = True
+    """The bench names `python` to the job (as --python); false: patcher chooses, as for a user who names none
+    (from the traceback, then what the repository declares)."""
     note: str = ""
 
     @property
     def test_command(self) -> str:
+        if self.runner == "unittest":
+            return "python -m unittest " + " ".join(unittest_id(t) for t in self.tests)
         return "python -m pytest -q " + " ".join(shlex.quote(t) for t in self.tests)
+
+
+def unittest_id(node: str) -> str:
+    """`pkg/test/test_x.py::Case::test_y` as unittest names it: `pkg.test.test_x.Case.test_y`."""
+    path, _, rest = node.partition("::")
+    return ".".join([*path.removesuffix(".py").split("/"), *rest.split("::")])
 
 
 def problems(case: Case) -> list[str]:
@@ -99,6 +113,7 @@ def problems(case: Case) -> list[str]:
         "an assertion case names another exception": case.kind != "assertion" or case.exception in WRONG_VALUE,
         "a crash case names a wrong value": case.kind != "crash" or case.exception not in WRONG_VALUE,
         "an edit changes nothing": all(e.old != e.new and e.old for e in case.edits),
+        f"runner not in {RUNNERS}": case.runner in RUNNERS,
     }
     return [what for what, ok in checks.items() if not ok]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.upstream_build import CACHE, Built
-from bench.upstream_cases import Case
+from bench.upstream_cases import Case, unittest_id
 from patcher.intake import parse_traceback
 
 HOST_PYTEST = "pytest<8"
@@ -67,8 +67,10 @@ def wheels(case: Case, image: str) -> Path:
 
 
 def run_tests(python: str, repo: Path, case: Case) -> subprocess.CompletedProcess[str]:
-    """The case's tests run with plain pytest by `python`: a host interpreter (in its venv) or `docker:IMAGE`."""
-    pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *case.tests]
+    """The case's tests run with plain pytest (or unittest, the case's runner) by `python`: a host interpreter
+    (in its venv) or `docker:IMAGE`. unittest's report goes to stderr: it is returned as the output."""
+    pytest = (["-m", "unittest", *(unittest_id(t) for t in case.tests)] if case.runner == "unittest" else
+              ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *case.tests])
     env = {"PYTHONDONTWRITEBYTECODE": "1"}  # plugins load: a venv holds only pytest and the case's deps
     if python.startswith("docker:"):
         flags = [f"--env={k}={v}" for k, v in env.items()]
@@ -78,11 +80,18 @@ def run_tests(python: str, repo: Path, case: Case) -> subprocess.CompletedProces
                 "--user", "0:0", "--label",
                 "patcher-bench=upstream", "-v", f"{repo}:/w:ro", "-w", "/w", "--env=PYTHONPATH=/w/src:/w:/deps", *flags,
                 python.removeprefix("docker:"), "python3", *pytest]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        return _merged(subprocess.run(argv, capture_output=True, text=True, timeout=600), case)
     path = [str(repo / "src")] if (repo / "src").is_dir() else []
     env |= {"PYTHONPATH": os.pathsep.join([*path, str(repo)])}
-    return subprocess.run([str(venv(case, python)), *pytest], cwd=repo, env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=600)
+    return _merged(subprocess.run([str(venv(case, python)), *pytest], cwd=repo, env={**os.environ, **env},
+                                  capture_output=True, text=True, timeout=600), case)
+
+
+def _merged(run: subprocess.CompletedProcess[str], case: Case) -> subprocess.CompletedProcess[str]:
+    """unittest writes its report to stderr: for such a case, stdout is that report (what a user would paste)."""
+    if case.runner == "unittest":
+        run.stdout = run.stdout + run.stderr
+    return run
 
 
 def base_traceback(case: Case, built: Built, python: str = sys.executable) -> str:

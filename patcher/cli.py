@@ -1,6 +1,7 @@
 """The `patcher` command. Thin: each command reads its input, calls one library function, prints, exits.
 
-Exit codes: 0 verified (or OK), 1 no verified patch, 2 bad input, 3 environment unavailable.
+Exit codes: 0 verified (or OK), 1 no verified patch, 2 bad input, 3 environment unavailable. No command ends
+in a traceback: anything unexpected inside patcher leaves as `internal_error` (exit 1) with its trace (cliio.py).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def fix(
     from patcher.pipeline import run_job
     from patcher.request import job_request, job_spec
 
-    with one_line_errors():
+    with one_line_errors(as_json):
         if engine not in (None, "agent", "offline", "auto"):
             raise BadInput(f"--engine must be agent, offline or auto, not {engine!r}")
         text = read_input(traceback, "traceback")
@@ -70,9 +71,9 @@ def fix(
         # flags name a model; whether one is used, and the environment's otherwise, is the pipeline's rule
         config = ModelConfig.from_env(model=model, base_url=base_url) if model or base_url else None
         spec = job_spec(request, model=config)
-    with err.status("starting", spinner="dots") as status:
-        result = run_job(spec, progress=lambda phase: status.update(markup_safe(phase)))
-    emit(result, as_json, out)
+        with err.status("starting", spinner="dots") as status:
+            result = run_job(spec, progress=lambda phase: status.update(markup_safe(phase)))
+        emit(result, as_json, out)
 
 
 @app.command("verify")
@@ -97,7 +98,7 @@ def verify_cmd(
     from patcher.pipeline import verify_patch
     from patcher.review import AttestConfig, attest, load_private_key
 
-    with one_line_errors():
+    with one_line_errors(as_json):
         python_flag(python)
         diff = read_input(patch, "patch")
         tb = read_input(traceback, "traceback") if traceback else None
@@ -105,13 +106,13 @@ def verify_cmd(
             if signing_key is None:
                 raise BadInput("--record needs a signing key: --signing-key FILE or PATCHER_SIGNING_KEY")
             load_private_key(signing_key)  # a bad key is bad input now, not after minutes of verification
-    with err.status("verifying", spinner="dots") as status:
-        result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
-                              setup=setup, python=python, progress=lambda phase: status.update(markup_safe(phase)))
-    if record is not None and signing_key is not None and result.status in ("verified", "unjudged"):
-        record.write_text(json.dumps(attest(result.as_json(), AttestConfig(signing_key=signing_key)), indent=2))
-        err.print(f"signed record: {plain(str(record))}", markup=False, highlight=False, soft_wrap=True)
-    emit(result, as_json, None)
+        with err.status("verifying", spinner="dots") as status:
+            result = verify_patch(repo, diff, ref=ref, test_command=test, suite_command=suite, traceback=tb,
+                                  setup=setup, python=python, progress=lambda phase: status.update(markup_safe(phase)))
+        if record is not None and signing_key is not None and result.status in ("verified", "unjudged"):
+            record.write_text(json.dumps(attest(result.as_json(), AttestConfig(signing_key=signing_key)), indent=2))
+            err.print(f"signed record: {plain(str(record))}", markup=False, highlight=False, soft_wrap=True)
+        emit(result, as_json, None)
 
 
 @app.command()
@@ -143,7 +144,7 @@ def replay(
     with one_line_errors():
         tb = read_input(traceback, "traceback") if traceback else None
         text, code = replay_command(trace_file, repo, tb, save_test)
-    write_stdout(text)
+        write_stdout(text)
     raise typer.Exit(code)
 
 
@@ -171,7 +172,7 @@ def image_ls() -> None:
 
     with one_line_errors():
         client = docker_client()
-    typer.echo(table(list_env_images(client, EnvConfig())), nl=False)
+        typer.echo(table(list_env_images(client, EnvConfig())), nl=False)
 
 
 @image_app.command("prune")
@@ -185,8 +186,8 @@ def image_prune(
 
     with one_line_errors():
         client = docker_client()
-    for tag in prune(client, EnvConfig(), max_gb=max_gb, remove_all=remove_all):
-        typer.echo(f"removed {tag}")
+        for tag in prune(client, EnvConfig(), max_gb=max_gb, remove_all=remove_all):
+            typer.echo(f"removed {tag}")
 
 
 @app.command()
@@ -194,9 +195,10 @@ def doctor() -> None:
     """Check the Docker daemon, the sandbox image and the model endpoint; say what to do."""
     from patcher.doctor import run_doctor
 
-    checks, code = run_doctor()
-    for check in checks:
-        typer.echo(check.line())
+    with one_line_errors():
+        checks, code = run_doctor()
+        for check in checks:
+            typer.echo(check.line())
     raise typer.Exit(code)
 
 
@@ -220,9 +222,10 @@ def gate(
     """Merge gate: exit 0 only when a valid signed record proves this change verified on this base."""
     from patcher.review import run_gate
 
-    code, line = run_gate(patch, attestation, public_key, require_approval, base=base, head=head, repo=repo,
-                          suite=suite, accept_unjudged=accept_unjudged)
-    typer.echo(plain(line), err=code != 0)
+    with one_line_errors():
+        code, line = run_gate(patch, attestation, public_key, require_approval, base=base, head=head, repo=repo,
+                              suite=suite, accept_unjudged=accept_unjudged)
+        typer.echo(plain(line), err=code != 0)
     raise typer.Exit(code)
 
 

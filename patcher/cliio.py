@@ -14,25 +14,56 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from traceback import format_exc
+from typing import TYPE_CHECKING, NoReturn
 
+import click
 import typer
 from rich.console import Console
 
-from patcher.errors import BadInput, PatcherError
+from patcher.errors import BadInput, InternalError, PatcherError
 from patcher.result import JobResult
 from patcher.termsafe import markup_safe, plain
+
+if TYPE_CHECKING:
+    from patcher.trace import Trace
 
 err = Console(stderr=True)
 
 
 @contextmanager
-def one_line_errors() -> Iterator[None]:
-    """A PatcherError leaves as one line on stderr and its exit code (2 bad input, 3 environment, …)."""
+def one_line_errors(as_json: bool = False) -> Iterator[None]:
+    """A PatcherError leaves as one line on stderr and its exit code (2 bad input, 3 environment, …); anything
+    else raised inside patcher as `internal_error` (exit 1), its traceback kept in a trace of its own, never
+    printed. With `as_json` (`fix`/`verify --json`), either is also the one JSON result on stdout, with its trace."""
     try:
         yield
+    except (typer.Exit, typer.Abort, click.exceptions.Exit, click.ClickException):
+        raise
     except PatcherError as e:
-        err.print(f"patcher: {plain(str(e))}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(e.exit_code) from None
+        _leave(e, as_json, None)
+    except Exception as e:  # a bug of patcher's: a result with its trace, never a traceback out of a command
+        from patcher.prepare import open_trace
+
+        trace = open_trace(None, "error-")
+        trace.emit("internal_error", error=type(e).__name__, message=str(e)[:2000], traceback=format_exc()[-20000:])
+        _leave(InternalError(f"patcher failed inside ({type(e).__name__}: {' '.join(str(e).split())[:300]}); this "
+                             f"is a bug of patcher's: the trace {trace.path} holds its traceback"), as_json, trace)
+
+
+def _leave(error: PatcherError, as_json: bool, trace: Trace | None) -> NoReturn:
+    if as_json:
+        from patcher.prepare import finish, open_trace
+
+        trace = trace or open_trace(None, "error-")
+        try:
+            emit(finish(trace, None, error.reason, str(error), exit_code=error.exit_code), True, None)
+        finally:
+            trace.close()
+    if trace is not None:
+        trace.close()
+    err.print(f"patcher: {plain(str(error))}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(error.exit_code) from None
 
 
 def read_input(path: str, what: str) -> str:

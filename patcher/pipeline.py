@@ -6,6 +6,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from traceback import format_exc
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,11 +19,12 @@ from patcher.engines import (
     Engine,
     TemplateEngine,
 )
-from patcher.errors import BadInput, Cancelled, PatcherError
+from patcher.errors import BadInput, Cancelled, InternalError, PatcherError
 from patcher.intake import PYTHON_PATTERN, CloneLimits, StagedRepo, parse_traceback, stage_repo
 from patcher.model import LLM, ModelConfig, price
 from patcher.prepare import (
     EngineContext,
+    Known,
     Progress,
     Releasable,
     finish,
@@ -88,32 +90,32 @@ def run_job(spec: JobSpec, llm: LLM | None = None, progress: Progress = lambda _
                suite_command=spec.suite_command, traceback=spec.traceback, engine=spec.engine, setup=spec.setup,
                python=spec.python, attempts=spec.attempts,
                limits=spec.limits.model_dump())
-    stopper = Stopper(cancel)
-    return _guarded(trace, lambda held: _fix(spec, llm, trace, progress, held, stopper), stopper)
+    ctx = EngineContext(trace, progress, Stopper(cancel), Known(spec.repo, spec.ref))
+    return _guarded(trace, lambda held: _fix(spec, llm, ctx, held), ctx)
 
 
-def _fix(spec: JobSpec, llm: LLM | None, trace: Trace, progress: Progress, held: Releasable,
-         stopper: Stopper) -> JobResult:
+def _fix(spec: JobSpec, llm: LLM | None, ctx: EngineContext, held: Releasable) -> JobResult:
+    trace = ctx.trace
     engine = _engine(spec, llm)
-    progress("reading the traceback and the repository")
+    ctx.progress("reading the traceback and the repository")
     parsed = parse_traceback(spec.traceback)
     staged = _stage(held, spec.repo, spec.ref, spec.clone)
-    stopper.check()
+    ctx.stopper.check()
     settings = settings_for(trace, staged, spec.test_command, spec.suite_command, spec.setup, spec.sandbox, spec.python)
-    ctx = EngineContext(trace, progress, stopper)
     job = prepare(staged, parsed, spec.traceback, settings, ctx, held)
     if isinstance(job, JobResult):
         return job
     p = engine.propose(job, ctx)
     engine.review(job, ctx, p)
     trace.emit("engines", engine=p.engine, engines=p.spend)
+    proved = provenance(job, ctx.known, settings.test_command, p.verification, p.diff) if p.verification else \
+        ctx.known.provenance(staged)
     return finish(trace, staged, p.reason, p.message, diff=p.diff or None, agent=p.summary, attempts=p.attempts,
                   engine=p.engine, engines=p.spend,
                   files_changed=p.verification.files_changed if p.verification else [],
                   warnings=list(dict.fromkeys([*p.warnings, *(p.verification.warnings if p.verification else [])])),
                   verification=p.verification.as_json() if p.verification else None,
-                  provenance=provenance(job, spec.repo, spec.ref, settings.test_command, p.verification, p.diff)
-                  if p.verification else None)
+                  known=ctx.known, provenance=proved)
 
 
 def _engine(spec: JobSpec, llm: LLM | None) -> Engine:
@@ -139,10 +141,10 @@ def verify_patch(repo: str, diff: str, *, ref: str | None = None, test_command: 
                  cancel: threading.Event | None = None, python: str | None = None) -> JobResult:
     """`patcher verify` (and a server's re-verification on a new base): the same baseline and verification
     as a job, on a diff from elsewhere; no engine runs."""
-    stopper = Stopper(cancel)
     clone = clone or CloneLimits()
     trace = open_trace(trace_dir, "verify-", Redactor(clone.access.secrets()), on_event)
     trace.emit("run_start", repo=repo, ref=ref, test_command=test_command, setup=setup, python=python, mode="verify")
+    ctx = EngineContext(trace, progress, Stopper(cancel), Known(repo, ref))
 
     def check(held: Releasable) -> JobResult:
         parsed = parse_traceback(traceback) if traceback else None
@@ -153,33 +155,43 @@ def verify_patch(repo: str, diff: str, *, ref: str | None = None, test_command: 
         if parsed is None and not settings.test_command:
             raise BadInput("say how the crash reproduces: --test CMD, [tool.patcher] test in pyproject.toml, or "
                            "--traceback FILE naming a failing test")
-        job = prepare(staged, parsed, traceback or "", settings, EngineContext(trace, progress, stopper), held)
+        job = prepare(staged, parsed, traceback or "", settings, ctx, held)
         if isinstance(job, JobResult):
             return job
-        stopper.check()
+        ctx.stopper.check()
         progress("verifying the diff in a fresh container")
         ver = verify_job(job, diff, trace)
         return finish(trace, staged, ver.reason, ver.message, diff=diff, files_changed=ver.files_changed,
-                      verification=ver.as_json(), warnings=ver.warnings,
-                      provenance=provenance(job, repo, ref, settings.test_command, ver, diff))
+                      verification=ver.as_json(), warnings=ver.warnings, known=ctx.known,
+                      provenance=provenance(job, ctx.known, settings.test_command, ver, diff))
 
-    return _guarded(trace, check, stopper)
+    return _guarded(trace, check, ctx)
 
 
-def _guarded(trace: Trace, body: Callable[[Releasable], JobResult], stopper: Stopper | None = None) -> JobResult:
+def _guarded(trace: Trace, body: Callable[[Releasable], JobResult], ctx: EngineContext) -> JobResult:
     """Runs a job body: a PatcherError becomes the result (any error after a cancel is the cancel's: it
-    killed the boxes); the staging copy, spare boxes and trace always close."""
+    killed the boxes), and so does anything else raised inside patcher (`internal_error`, its traceback in the
+    trace's `internal_error` event); the result carries what the job established (`Known`); the staging copy,
+    spare boxes and trace always close."""
     held: Releasable = []
+    stopper = ctx.stopper
     try:
-        return body(held)
+        try:
+            return body(held)
+        except PatcherError:
+            raise
+        except Exception as e:  # a bug of patcher's: a result with its trace, never a traceback out of a command
+            trace.emit("internal_error", error=type(e).__name__, message=str(e)[:2000],
+                       traceback=format_exc()[-20000:])
+            raise InternalError(f"patcher failed inside ({type(e).__name__}: {' '.join(str(e).split())[:300]}); "
+                                f"this is a bug of patcher's, not of the repository: the trace {trace.run_id} "
+                                "holds its traceback (`patcher trace`)") from e
     except PatcherError as e:
         staged = held[0] if held and isinstance(held[0], StagedRepo) else None
-        error = Cancelled("cancelled while it ran; its containers were stopped") \
-            if stopper is not None and stopper.cancelled else e
-        return finish(trace, staged, error.reason, str(error), exit_code=error.exit_code)
+        error = Cancelled("cancelled while it ran; its containers were stopped") if stopper.cancelled else e
+        return finish(trace, staged, error.reason, str(error), exit_code=error.exit_code, known=ctx.known)
     finally:
-        if stopper is not None:
-            stopper.close()
+        stopper.close()
         for thing in reversed(held):
             if isinstance(thing, StagedRepo):
                 thing.cleanup()

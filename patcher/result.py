@@ -22,7 +22,7 @@ Reason = Literal[
     # the engine proposed nothing, or stopped
     "no_change", "gave_up", "cut_off", "round_limit", "budget_exceeded", "timeout", "repeated_call",
     # errors (status "error")
-    "model_error", "sandbox_error", "bad_input", "setup_failed", "cancelled",
+    "model_error", "sandbox_error", "bad_input", "setup_failed", "cancelled", "internal_error",
 ]
 """Every `reason` of the contract; each has its row in TABLE (docs/contract.md's table is checked against it)."""
 
@@ -70,6 +70,9 @@ TABLE: dict[str, Row] = {
     "bad_input": Row("error", "the input was refused (exit 2)"),
     "setup_failed": Row("error", "the dependency setup step failed (exit 3)"),
     "cancelled": Row("not_verified", "the job was cancelled while it ran"),
+    "internal_error": Row("error", "something patcher did not expect raised inside it (a bug of patcher's, not of "
+                          "the repository): the message names the exception and the trace, whose `internal_error` "
+                          "event holds the traceback; no command ever ends in a traceback instead (exit 1)"),
 }
 REASONS: frozenset[str] = frozenset(get_args(Reason))
 EXIT_CODES = {"verified": 0, "unjudged": 4, "not_verified": 1, "error": 1}

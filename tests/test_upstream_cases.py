@@ -36,6 +36,22 @@ def test_the_real_projects_bench_has_20_bugs_from_5_projects_and_old_pythons() -
     assert {c.python for c in real} >= {"3.9", "3.11"}
 
 
+def test_the_real_projects_bench_has_30_bugs_of_10_projects_3_of_them_unittest_and_pythons_patcher_chooses() -> None:
+    """Issue 41: grown with old projects whose Python patcher chooses itself (they declare Pythons before 3.9) and
+    with projects whose tests run under unittest."""
+    real = [c for c in CASES if c.real_projects]
+    assert len(real) >= 30 and len({c.project for c in real}) >= 10
+    assert len({c.project for c in real if c.runner == "unittest"}) >= 3
+    assert len({c.project for c in real if not c.ask_python}) >= 3
+    assert all(c.test_command.startswith("python -m unittest ") for c in real if c.runner == "unittest")
+
+
+def test_a_unittest_case_names_its_tests_as_unittest_does() -> None:
+    case = next(c for c in CASES if c.id == "pyflakes-780bdcd6")
+    assert case.test_command == ("python -m unittest "
+                                 "pyflakes.test.test_code_segment.TestCodeSegments.test_scope_async_function")
+
+
 def test_crashes_are_the_larger_share() -> None:
     kinds = Counter(c.kind for c in CASES)
     assert kinds["crash"] >= kinds["assertion"] / 2

@@ -23,6 +23,8 @@ from patcher.crash.body import BadEvent
 from patcher.crash.scrub import Scrubber
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+PYTHONS = ("CPython", "Python", "PyPy")
+RUNTIME_VERSION = re.compile(r"3\.\d{1,2}(?:\.\d{1,3})?(?:[a-z]+\d{0,3})?")
 NOT_VALUES = ("<module ", "<function ", "<class ", "<built-in ", "<bound method ")
 """Variables that hold code, not data (imports, functions): no evidence, only noise."""
 
@@ -80,6 +82,8 @@ class Crash:
     environment: str | None
     chain: tuple[CrashException, ...]
     """Oldest first: the last one is the exception that escaped."""
+    runtime: str | None = None
+    """The Python the application ran (`CPython 3.11.7`, from the event's `contexts.runtime`), or None."""
 
     @property
     def title(self) -> str:
@@ -119,7 +123,20 @@ def read_crash(event: dict[str, Any], event_id: str, limits: CrashLimits, scrub:
     release = _get(event, "release", str, None)
     environment = _get(event, "environment", str, None)
     return Crash(event_id=event_id, release=scrub.text(release, 200) if release else None,
-                 environment=scrub.text(environment, 64) if environment else None, chain=chain)
+                 environment=scrub.text(environment, 64) if environment else None, chain=chain,
+                 runtime=_runtime(event))
+
+
+def _runtime(event: dict[str, Any]) -> str | None:
+    """`NAME X.Y.Z` of the event's Python runtime context (`contexts.runtime`), when it is one and well formed."""
+    contexts = event.get("contexts")
+    runtime = contexts.get("runtime") if isinstance(contexts, dict) else None
+    if not isinstance(runtime, dict):
+        return None
+    name, version = runtime.get("name"), runtime.get("version")
+    if not isinstance(name, str) or name not in PYTHONS or not isinstance(version, str):
+        return None
+    return f"{name} {version}" if RUNTIME_VERSION.fullmatch(version) else None
 
 
 def _exception(value: dict[str, Any], limits: CrashLimits, scrub: Scrubber) -> CrashException:

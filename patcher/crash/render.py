@@ -19,12 +19,19 @@ CONTEXT = "During handling of the above exception, another exception occurred:"
 
 
 def traceback_text(crash: Crash) -> str:
-    parts = []
+    """The crash as a traceback; led by `Python X.Y.Z (NAME, the crash report's runtime)` when the report says
+    which Python ran it (intake reads the crash's Python from that line first)."""
+    parts = [runtime_line(crash.runtime)] if crash.runtime else []
     for i, exc in enumerate(crash.chain):
         if i:
             parts.append(CAUSE if crash.chain[i - 1].cause else CONTEXT)
         parts.append(_one(exc))
     return "\n\n".join(parts) + "\n"
+
+
+def runtime_line(runtime: str) -> str:
+    name, _, version = runtime.partition(" ")
+    return f"Python {version} ({name}, the crash report's runtime)"
 
 
 def _one(exc: CrashException) -> str:

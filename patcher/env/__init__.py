@@ -8,7 +8,10 @@ from patcher.env.cache import list_env_images, prune, table
 from patcher.env.config import EnvConfig
 from patcher.env.image import build_image, image_status
 from patcher.env.pip import index_credentials, pip_settings, scrub
-from patcher.env.pythons import PythonChoice, job_python, python_lines
+from patcher.env.pythons import PythonChoice, PythonPlan, python_lines, python_plan
+from patcher.env.pyversion import crash_python
+from patcher.env.symptoms import import_symptom, setup_symptom
 
-__all__ = ["EnvConfig", "PythonChoice", "build_image", "ensure_env_image", "image_status", "index_credentials",
-           "job_python", "list_env_images", "pip_settings", "prune", "python_lines", "scrub", "setup_of", "table"]
+__all__ = ["EnvConfig", "PythonChoice", "PythonPlan", "build_image", "crash_python", "ensure_env_image",
+           "image_status", "import_symptom", "index_credentials", "list_env_images", "pip_settings", "prune",
+           "python_lines", "python_plan", "scrub", "setup_of", "setup_symptom", "table"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import tarfile
 import time
 from collections.abc import Callable
@@ -33,7 +34,7 @@ import docker.errors
 import requests
 
 from patcher.config import LABEL, PYTHON_LABEL, SANDBOX_UID, SETUP_UID
-from patcher.env import editable
+from patcher.env import editable, retry
 from patcher.env.cache import (
     BASE_SIZE_LABEL,
     ENV_LABEL,
@@ -51,7 +52,9 @@ from patcher.env.image import BASE_LABEL
 from patcher.env.pip import index_credentials, index_secrets, pip_settings, scrub
 from patcher.env.plan import INSTALLED_MARK, LOOSE_FILE, SETUP_DIR, VENV, EnvPlan, detect, env_key, setup_script
 from patcher.env.plugins import CHECK, SCRIPT_NAME, describe, dropped_in
+from patcher.env.retry import retried_in
 from patcher.env.seal import seal
+from patcher.env.symptoms import setup_symptom
 from patcher.errors import EnvironmentUnavailable, SetupFailed
 from patcher.intake import StagedRepo
 from patcher.sandbox import DOCKER_ERRORS, OWNER, get_image, hardened, owner_labels
@@ -60,6 +63,7 @@ from patcher.trace import Redactor
 Log = Callable[[str], None]
 
 PROXY_ENV = {f"{k}_proxy": f"http://127.0.0.1:{PORT_IN_BOX}" for k in ("http", "https", "HTTP", "HTTPS")}
+OVERRIDE = "to set the repository up another way, pass --setup \"CMD\" (or [tool.patcher] setup in pyproject.toml)"
 PATH = f"{VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -129,20 +133,24 @@ def _run_setup(client: docker.DockerClient, staged: StagedRepo, plan: EnvPlan, b
                               f"lines of its output:\n{_tail(container, redact)}") from e
         if code != 0:
             refused = f"\n  (the proxy refused: {', '.join(proxy.refused[:5])})" if proxy.refused else ""
-            why = explain(_logs(container, redact, 400), plan, indexes, proxy.answers)
-            raise SetupFailed(f"dependency setup failed (exit code {code}){f': {why}' if why else ''}; last lines "
-                              f"of the installer's output:\n{_tail(container, redact)}{redact.text(refused)}")
+            output = _logs(container, redact, 400)
+            why = explain(output, plan, indexes, proxy.answers)
+            raise SetupFailed(f"dependency setup failed (exit code {code}){f': {why}' if why else ''}; {OVERRIDE}; "
+                              f"last lines of the installer's output:\n{_tail(container, redact)}"
+                              f"{redact.text(refused)}", setup_symptom(output),
+                              {**plan.summary(), **_ran(plan, output)})
         inputs = {"files": sorted(plan.files), "setup": plan.setup_command, "extras": plan.extras,
                   "base": config.base_image, "base_id": base.id.removeprefix("sha256:")[:12],
                   "repo": staged.base_commit[:12] if plan.reads_repo else None}
         inherited = {k: v for k, v in (base.labels or {}).items() if k in (PYTHON_LABEL, BASE_LABEL)}
-        installed = next((line.split()[1:] for line in reversed(_logs(container, redact, 5).splitlines())
+        tail = _logs(container, redact, 60)
+        installed = next((line.split()[1:] for line in reversed(tail.splitlines())
                           if line.startswith(INSTALLED_MARK)), None)
-        dropped = dropped_in(_logs(container, redact, 5), plan.origins)
+        dropped = dropped_in(tail, plan.origins)
         labels = {**inherited, LABEL: "1", ENV_LABEL: key, INPUTS_LABEL: json.dumps(inputs), OWNER: "",
                   BASE_SIZE_LABEL: str(base.attrs["Size"]),
-                  SETUP_LABEL: json.dumps({**plan.summary(), "installed": installed,
-                                                  "dropped": dropped})}
+                  SETUP_LABEL: json.dumps({**plan.summary(), **_ran(plan, tail), "installed": installed,
+                                           "dropped": dropped})}
         sealed = seal(client, container.commit(conf={"Labels": {OWNER: ""}}).id, config, environment)
         try:
             repo, _, version = tag.rpartition(":")
@@ -180,6 +188,8 @@ def _setup_tar(staged: StagedRepo, plan: EnvPlan, pip: tuple[str, bytes]) -> byt
              editable.SCRIPT_NAME: editable.SCRIPT.encode()}
     if plan.loose:
         extra[LOOSE_FILE] = "".join(f"{req}\n" for req, _ in plan.loose).encode()
+    if plan.retries() and not plan.setup_command:
+        extra[retry.SCRIPT_NAME], extra[retry.PLAN_NAME] = retry.SCRIPT.encode(), plan.retry_input().encode()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         _add(tar, "workspace", None)
@@ -213,6 +223,19 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes | None) -> None:
     else:
         info.size, info.mode = len(data), 0o644
         tar.addfile(info, io.BytesIO(data))
+
+
+def _ran(plan: EnvPlan, output: str) -> dict[str, Any]:
+    """The setup's commands as they ran (the one pip run, then retry.py's, each with its exit code), and the
+    warnings in the user's terms; `output` holds at least the setup's last lines."""
+    if plan.setup_command:
+        return {"commands": [{"command": plan.setup_command, "why": "--setup or [tool.patcher] setup"}],
+                "warnings": []}
+    first = {"command": f"pip install {shlex.join(plan.pip_args())}", "why": "everything in one run"}
+    again = retried_in(output, plan.loose)
+    if again is None:
+        return {"commands": [first], "warnings": []}
+    return {"commands": [{**first, "exit_code": 1}, *again["steps"]], "warnings": again["warnings"]}
 
 
 def setup_of(client: docker.DockerClient, image: str) -> dict[str, Any] | None:

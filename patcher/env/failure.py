@@ -27,6 +27,7 @@ _VERSION_CONFLICT = re.compile(r"VersionConflict: \((?P<have>[\w.-]+ [^\s(]+) \(
 _INVALID = re.compile(r"Invalid requirement: '(?P<req>[^']*)'(?: \(from line (?P<line>\d+) of (?P<file>\S+)\))?")
 _HTTP = re.compile(r"(?P<code>40[13]) Client Error: [^\n]*? for url: (?P<url>\S+)|HTTP error (?P<code2>40[13]) "
                    r"while getting (?P<url2>\S+)|(?P<code3>401) Error, Credentials not correct for (?P<url3>\S+)")
+_REF = re.compile(r"-r (?P<file>\S+) \(line (?P<line>\d+)\)")
 _REASONS = {"401": "401 Unauthorized", "403": "403 Forbidden"}
 
 
@@ -71,7 +72,7 @@ def _explain(output: str, plan: EnvPlan, indexes: list[str], answers: list[str])
     conflict = _CONFLICT.search(output)
     if conflict:
         names = [n.strip() for n in re.split(r",| and ", conflict["reqs"]) if n.strip()]
-        where = "; ".join(f"`{n}`{_origin(plan, n)}" for n in names)
+        where = "; ".join(_named(plan, n) for n in names)
         return f"the requirements conflict: {where} cannot be installed together"
     invalid = _INVALID.search(output)
     if invalid:
@@ -89,6 +90,18 @@ def _explain(output: str, plan: EnvPlan, indexes: list[str], answers: list[str])
         return (f"building `{req}`{_origin(plan, req)} failed (its build code ran in the setup container; its "
                 "output follows)") if req else ""
     return ""
+
+
+def _named(plan: EnvPlan, said: str) -> str:
+    """A requirement pip names in a conflict, in the user's terms: `-r FILE (line N)` of a file is that file's line
+    (the single requirements' file is patcher's own: the line there names where the requirement was read)."""
+    ref = _REF.fullmatch(said)
+    if ref is None:
+        return f"`{said}`{_origin(plan, said)}"
+    file, line = ref["file"], int(ref["line"])
+    if file.endswith(LOOSE_FILE) and 0 < line <= len(plan.loose):
+        return f"`{plan.loose[line - 1][0]}` (from {plan.loose[line - 1][1]})"
+    return f"line {line} of {file.removeprefix('/workspace/repo/')}"
 
 
 def _origin(plan: EnvPlan, req: str, file: str | None = None, line: str | None = None) -> str:

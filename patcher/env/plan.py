@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patcher.env import editable
+from patcher.env import editable, retry
 from patcher.env.plugins import SCRIPT_NAME
 from patcher.env.testreqs import find, nested, origins, requirement_name
 
-RECIPE = "7"
+RECIPE = "8"
 """Bumped whenever the setup script changes what an environment image holds."""
 VENV = "/opt/patcher-env"
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -64,6 +64,29 @@ class EnvPlan:
     origins: dict[str, list[str]] = field(default_factory=dict)
     """Canonical project name -> where it is named: a failing install says where its requirement came from."""
     extra_from: dict[str, str] = field(default_factory=dict)
+
+    def own_args(self) -> list[str]:
+        """pip's arguments for the project's own requirements: its requirement files and the project itself."""
+        args = [a for r in self.requirements for a in ("-r", r)]
+        if self.installable:
+            args += ["-e", f".[{','.join(self.extras)}]" if self.extras else "."]
+        return args
+
+    def pip_args(self) -> list[str]:
+        """pip's arguments for the one run that installs everything (the single requirements from LOOSE_FILE)."""
+        own = self.own_args()
+        loose = ["-r", f"{SETUP_DIR}/{LOOSE_FILE}"] if self.loose else []
+        return [*own[:2 * len(self.requirements)], *loose, *own[2 * len(self.requirements):]]
+
+    def retries(self) -> bool:
+        """Whether a failed one run is tried again (retry.py): tox's order, or a setup.py project's era."""
+        own = bool(self.own_args())
+        return (bool(self.loose) and own) or (self.installable and "setup.py" in self.files)
+
+    def retry_input(self) -> str:
+        """retry.py's plan: the pip command, the single requirements, the project's own arguments."""
+        return retry.retry_plan([f"{VENV}/bin/python", "-m", "pip", "install"], self.loose, self.own_args(),
+                                self.installable and "setup.py" in self.files)
 
     def summary(self) -> dict[str, Any]:
         """`provenance.setup`: what was read and what the setup installs, each with where it came from."""
@@ -133,6 +156,8 @@ def env_key(plan: EnvPlan, base_id: str, repo_content: str | None = None, indexe
     loose = [req for req, _ in plan.loose]
     digest = hashlib.sha256(f"recipe={RECIPE}\nbase={base_id}\nsetup={plan.setup_command!r}\nrepo={repo}\n{index}"
                             f"loose={loose!r}\n".encode())
+    if plan.retries() and not plan.setup_command:  # what the setup does when its one run fails is part of it
+        digest.update(f"retry={hashlib.sha256(retry.SCRIPT.encode()).hexdigest()}\n".encode())
     for name in sorted(plan.files):
         digest.update(f"{name}\n{len(plan.files[name])}\n".encode() + plan.files[name])
     return digest.hexdigest()
@@ -153,13 +178,10 @@ def setup_script(plan: EnvPlan) -> str:
     if plan.setup_command:
         lines += [tried, plan.setup_command]
     else:
-        args = [a for r in plan.requirements for a in ("-r", r)]
-        if plan.loose:
-            args += ["-r", f"{SETUP_DIR}/{LOOSE_FILE}"]
-        if plan.installable:
-            args += ["-e", f".[{','.join(plan.extras)}]" if plan.extras else "."]
         pyproject_only = plan.installable and "setup.py" not in plan.files
-        lines += [upgrade if pyproject_only else tried, f"{pip} {shlex.join(args)}"]
+        again = f" || {VENV}/bin/python {SETUP_DIR}/{retry.SCRIPT_NAME} {SETUP_DIR}/{retry.PLAN_NAME}"
+        lines += [upgrade if pyproject_only else tried,
+                  f"{pip} {shlex.join(plan.pip_args())}{again if plan.retries() else ''}"]
     lines.append(f"{VENV}/bin/python {SETUP_DIR}/{editable.SCRIPT_NAME}")  # ahead of the image's (editable.py)
     lines.append(f"{VENV}/bin/python {SETUP_DIR}/{SCRIPT_NAME}")  # plugins that break pytest (plugins.py)
     lines.append(f"echo \"{INSTALLED_MARK} $({VENV}/bin/python -m pip list --local --exclude-editable "

@@ -21,7 +21,14 @@ from patcher.config import DEFAULT_PYTHON, PYTHON_LABEL, SANDBOX_IMAGE, patcher_
 from patcher.env.cache import locked
 from patcher.env.debian_base import apt_mirror, offline_tag, suite_served
 from patcher.env.image import BASE_LABEL, build_image, is_current, python_of, sandbox_tag
-from patcher.env.pyversion import OFFLINE_SUITES, REGISTRY_PYTHONS, choose, read_declared, version_key
+from patcher.env.pyversion import (
+    OFFLINE_SUITES,
+    REGISTRY_PYTHONS,
+    choose,
+    fallbacks,
+    read_declared,
+    version_key,
+)
 from patcher.errors import EnvironmentUnavailable, SetupFailed
 from patcher.sandbox import get_image
 
@@ -36,34 +43,62 @@ class PythonChoice:
     """X.Y.Z of the image's python3 (X.Y when the image does not say)."""
     image: str
     source: str
-    """Where the choice came from: flag, pyproject ([tool.patcher] python), .python-version,
-    requires-python (file), tested (files), default."""
+    """Where the choice came from: --python, the crash's Python (X.Y, from …), [tool.patcher] python,
+    .python-version, requires-python (file), tested (files), default; `next after X.Y, …` for a fallback."""
     declared: dict[str, Any] = field(default_factory=dict)
+    tried: tuple[dict[str, str], ...] = ()
+    """The versions tried before this one, each with why it was left ({version, image, source, left})."""
 
     def as_json(self) -> dict[str, Any]:
         return {"version": self.version, "image": self.image, "source": self.source,
-                **({"declared": self.declared} if self.declared else {})}
+                **({"declared": self.declared} if self.declared else {}),
+                **({"tried": list(self.tried)} if self.tried else {})}
+
+    def left(self, why: str) -> dict[str, str]:
+        """This choice as an entry of the next one's `tried`."""
+        return {"version": self.version, "image": self.image, "source": self.source, "left": why}
 
 
-def job_python(client: docker.DockerClient, tree: Path, requested: str | None, requested_from: str, image: str,
-               log: Log) -> PythonChoice:
-    """The Python for the repository at `tree` (`requested`: --python or [tool.patcher] python) and its image;
-    `image` is the configured one, kept when its Python is the one chosen."""
+@dataclass(frozen=True)
+class PythonPlan:
+    """The Pythons a job may run, best first: the choice, then the fallbacks (pyversion.fallbacks)."""
+
+    choices: list[tuple[str, str]]
+    """(X.Y, why) of each, in the order they are tried."""
+    declared: dict[str, Any]
+    default: str
+    """The configured image's X.Y."""
+    full: str
+    """The configured image's X.Y.Z."""
+    image: str
+
+    def realize(self, client: docker.DockerClient, n: int, log: Log) -> PythonChoice:
+        """The `n`th choice with its sandbox image, built when missing (the configured image for its version)."""
+        version, why = self.choices[n]
+        if version == self.default:
+            return PythonChoice(self.full or self.default, self.image, why, self.declared)
+        tag = ensure_python_image(client, version, f"{why}: Python {version}", log)
+        built = get_image(client, tag)
+        return PythonChoice((built.labels or {}).get(PYTHON_LABEL, version) if built else version, tag, why,
+                            self.declared)
+
+
+def python_plan(client: docker.DockerClient, tree: Path, requested: str | None, requested_from: str, image: str,
+                crash: tuple[str, str] | None) -> PythonPlan:
+    """The Pythons for the repository at `tree` (`requested`: --python or [tool.patcher] python; `crash`: the
+    Python the crash ran on, and where that was read); `image` is the configured one, kept when its Python is
+    the one chosen. No image is built here (PythonPlan.realize builds one when it is reached)."""
     declared = read_declared(tree)
     configured = get_image(client, image)
     if configured is None:
         raise EnvironmentUnavailable(f"sandbox image {image} is missing: run `patcher image build`")
     full = python_of(client, configured)
     default = ".".join(full.split(".")[:2]) or DEFAULT_PYTHON
-    if requested is None and not (declared.pin or declared.requires or declared.tested):
-        return PythonChoice(full or default, image, "default")
-    version, source = choose(declared, available(client, configured, default), default, requested, requested_from)
-    if version == default:
-        return PythonChoice(full or default, image, source, declared.as_json())
-    tag = ensure_python_image(client, version, f"{source}: Python {version}", log)
-    built = get_image(client, tag)
-    return PythonChoice((built.labels or {}).get(PYTHON_LABEL, version) if built else version, tag, source,
-                        declared.as_json())
+    versions = available(client, configured, default)
+    first, source = choose(declared, versions, default, requested, requested_from, crash)
+    later = [(v, f"next after {first}, which was left ({source})") for v in fallbacks(first, source, declared,
+                                                                                     versions)]
+    return PythonPlan([(first, source), *later], declared.as_json(), default, full, image)
 
 
 def available(client: docker.DockerClient, configured: Any, default: str) -> list[str]:

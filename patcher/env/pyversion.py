@@ -7,11 +7,14 @@ Declared, strongest first:
     tested     hints: the `pyXY` factors of tox.ini's envlist and the `Programming Language :: Python :: X.Y`
                classifiers (pyproject.toml, setup.cfg, setup.py)
 
-The choice (`choose`): a version the caller asks for (`--python`, `[tool.patcher] python`) is taken as is.
-Otherwise, among the available versions that `requires` allows: the pin; else the tested version nearest
-the default (the default itself when tested); else, when no tested version is available, the one nearest
-the tested range (old code tested up to 3.7 gets the oldest available after it); else the default, or the
-allowed version nearest it. None allowed is `setup_failed`, naming the declaration and what is available.
+The choice (`choose`): `--python` is taken as is; then the Python the crash ran on (`crash_python`: pytest's
+header or a crash report's runtime line, else the interpreter directories of the traceback's frames), or the
+available version nearest it; then `[tool.patcher] python`. Otherwise, among the available versions that
+`requires` allows: the pin; else the tested version nearest the default (the default itself when tested); else,
+when no tested version is available, the one nearest the tested range (old code tested up to 3.7 gets the oldest
+available after it); else the default, or the allowed version nearest it. None allowed is `setup_failed`, naming
+the declaration and what is available.
+When the choice cannot set the project up or import it, `fallbacks` says which versions come next.
 """
 
 from __future__ import annotations
@@ -34,6 +37,13 @@ _VERSION = re.compile(r"^(?:python|cpython-?)?(\d)\.(\d{1,2})(?:\.\d+)?\b", re.I
 _TOX_FACTOR = re.compile(r"\bpy(\d)\.?(\d{1,2})\b")
 _TOX_BRACES = re.compile(r"\bpy\{([^}]*)\}")
 _CLASSIFIER = re.compile(r"^Programming Language :: Python :: (\d)\.(\d{1,2})$")
+_CRASH_HEADER = re.compile(r"^(?:platform \S+ -- )?Python (\d)\.(\d{1,2})(?:\.\d+\S*)?(?:,| \(|\s*$)", re.M)
+"""pytest's session header (`platform linux -- Python 3.11.2, pytest-7.2.1`), or the line a crash report's
+runtime context is rendered as (`Python 3.11.4 (CPython, the crash report's runtime)`: patcher/crash)."""
+_CRASH_PATH = re.compile(r'File "[^"]*?[/\\](?:lib[/\\])?python(\d)\.?(\d{1,2})[/\\]|[\\/]Python(\d)(\d{1,2})[\\/]',
+                         re.I)
+"""A frame's file under an interpreter's own directory: `/usr/lib/python3.11/…`, a venv's
+`lib/python3.9/site-packages/…`, Windows' `C:\\Python311\\Lib\\…`."""
 
 
 @dataclass
@@ -81,16 +91,36 @@ def read_declared(tree: Path) -> Declared:
     return declared
 
 
+def crash_python(traceback: str) -> tuple[str, str] | None:
+    """(X.Y, where it was read) of the Python the crash ran on: a header naming it, else the version most of the
+    traceback's frames under an interpreter's directory name; None when the text does not say."""
+    header = _CRASH_HEADER.search(traceback)
+    if header:
+        return f"{header[1]}.{header[2]}", "the traceback's header"
+    seen: dict[str, int] = {}
+    for m in _CRASH_PATH.finditer(traceback):
+        version = f"{m[1] or m[3]}.{m[2] or m[4]}"
+        seen[version] = seen.get(version, 0) + 1
+    if not seen or not all(v.startswith("3.") for v in seen):
+        return None
+    return max(seen, key=lambda v: seen[v]), "the traceback's paths"
+
+
 def choose(declared: Declared, available: list[str], default: str, requested: str | None = None,
-           requested_from: str = "flag") -> tuple[str, str]:
-    """(version, where the choice came from); SetupFailed when no available version is allowed."""
+           requested_from: str = "flag", crash: tuple[str, str] | None = None) -> tuple[str, str]:
+    """(version, where the choice came from); SetupFailed when no available version is allowed. `crash`:
+    (X.Y, where read) of the Python the crash ran on, taken after `--python` and before everything else."""
     shown = ", ".join(available)
-    if requested:
+    if requested and (requested_from == "--python" or not crash):
         if requested not in available:
             raise SetupFailed(f"Python {requested} ({requested_from}) is not one this machine can provide ({shown})"
                               f"{offline_note(available)}")
         return requested, requested_from
     allowed = [v for v in available if allows(declared.requires, v)]
+    if crash:
+        # it ran there: a requires-python that says otherwise is out of date
+        version = crash[0] if crash[0] in available else _nearest(allowed or available, crash[0], newer=True)
+        return version, f"the crash's Python ({crash[0]}, from {crash[1]})"
     if not allowed:
         raise SetupFailed(f"the repository requires Python {declared.requires} ({declared.files.get('requires')}) "
                           f"and this machine can provide only {shown}{offline_note(available)}; pass --python X.Y "
@@ -107,6 +137,16 @@ def choose(declared: Declared, available: list[str], default: str, requested: st
         return min(allowed, key=lambda v: (_distance(v, low, high), -version_key(v)[1])), source
     source = f"requires-python ({declared.files['requires']})" if declared.requires else "default"
     return _nearest(allowed, default), source
+
+
+def fallbacks(first: str, source: str, declared: Declared, available: list[str]) -> list[str]:
+    """The versions tried after `first` when it cannot set the project up or import it: none when the user
+    named it (`--python`, `[tool.patcher] python`); else the others the declared range allows, nearest first
+    (an older one before a newer one as near: old code breaks on removed APIs more often than on new syntax)."""
+    if source in ("--python", "[tool.patcher] python"):
+        return []
+    allowed = [v for v in available if v != first and allows(declared.requires, v)]
+    return sorted(allowed, key=lambda v: (abs(version_key(v)[1] - version_key(first)[1]), version_key(v)))
 
 
 def allows(requires: str | None, version: str) -> bool:
@@ -132,9 +172,11 @@ def offline_note(available: list[str]) -> str:
     return ""
 
 
-def _nearest(versions: list[str], default: str) -> str:
-    target = version_key(default)
-    return min(versions, key=lambda v: (abs(version_key(v)[1] - target[1]), -version_key(v)[1]))
+def _nearest(versions: list[str], target_version: str, newer: bool = True) -> str:
+    """The version nearest `target_version`; of two as near, the newer (`newer`) or the older."""
+    target = version_key(target_version)
+    return min(versions, key=lambda v: (abs(version_key(v)[1] - target[1]), -version_key(v)[1] if newer
+                                        else version_key(v)[1]))
 
 
 def _distance(version: str, low: tuple[int, int], high: tuple[int, int]) -> int:

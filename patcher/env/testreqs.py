@@ -49,6 +49,8 @@ class Found:
     """(requirement, where it was read), installed from one file the setup writes."""
     project: bool = False
     """Whether a tox or nox dep installs the project itself (`-e .`)."""
+    named: list[tuple[str, str]] = field(default_factory=list)
+    """(requirement, where) of each test extra's requirements: installed with the project, named when they fail."""
     read: list[str] = field(default_factory=list)
     """Every file that gave something, in the order read."""
 
@@ -76,9 +78,11 @@ def find(repo: Path, test_words: list[str]) -> Found:
         text = read_small(repo / "setup.py")
         extras.append(("setup.py", {w: [] for w in test_words if f'"{w}"' in text or f"'{w}'" in text}))
     for name, table in extras:
-        for extra in table if isinstance(table, dict) else {}:
+        for extra, reqs in table.items() if isinstance(table, dict) else ():
             if set(words(extra)) & wanted:
                 _add_extra(found, extra, name)
+                lines = _lines(reqs) if isinstance(reqs, str) else reqs if isinstance(reqs, list) else []
+                found.named += [(r, f"{name} extra [{extra}]") for r in lines if isinstance(r, str)]
     _add_groups(found, project.get("dependency-groups", {}), wanted)
     _add_loose(found, _lines(cfg.get("options", "tests_require", fallback="")), "setup.cfg tests_require")
     tests_require = setup_py.get("tests_require", [])
@@ -137,7 +141,7 @@ def origins(found: Found, repo: Path, files: list[str]) -> dict[str, list[str]]:
     """Canonical project name -> the places that name it (requirement files and the single requirements)."""
     named: dict[str, list[str]] = {}
     pairs = [(line, f"{rel}, line {n}") for rel in files
-             for n, line in enumerate(read_small(repo / rel).splitlines(), 1)] + found.loose
+             for n, line in enumerate(read_small(repo / rel).splitlines(), 1)] + found.loose + found.named
     for line, where in pairs:
         name = requirement_name(line)
         if name and where not in named.setdefault(name, []):

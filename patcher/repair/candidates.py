@@ -40,11 +40,12 @@ from patcher.repair.patterns import constant, other_name, relational, swap_opera
 from patcher.repair.region import changed_region
 from patcher.repair.site import Fix, RepoView, Site, innermost
 from patcher.repair.suppress import RaiseSite, guard_flipped, raise_site, suppression
-from patcher.repair.templates import comparison, dict_get, off_by_one, operator_swap, swap_args
+from patcher.repair.templates import comparison, dict_get, off_by_one, operator_swap, stray_comma, swap_args
 from patcher.verify import is_test_or_config
 
 TEMPLATES: tuple[tuple[str, Callable[[Site], Iterator[Fix]]], ...] = (
     ("name", wrong_name),
+    ("stray_comma", stray_comma),
     ("unbound_init", unbound_init),
     ("wrong_key", wrong_key),
     ("dict_get", dict_get),

@@ -9,6 +9,7 @@ checks keep failing (an old image, a parent that cannot start) is checked cold f
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 from dataclasses import dataclass, field
 
@@ -17,6 +18,9 @@ from patcher.sandbox import Sandbox
 from patcher.verify import command_kind, run_tests
 from sandbox.protocol import CheckRequest
 
+_SUMMARY = re.compile(r"^(?:FAILED|ERROR) (\S+ - .+)$", re.M)
+_E_LINE = re.compile(r"^E\s+(\S.*)$", re.M)
+_EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure)\b(?::.*)?)$", re.M)
 WARM_START_S = 60.0
 """Extra deadline for the first warm check, which also imports pytest and the dependencies."""
 MAX_WARM_FAILURES = 2
@@ -31,6 +35,8 @@ class Checked:
     """Every selected test ran and passed (the reproduction's criterion)."""
     reported: bool = False
     """The run said which tests passed (the suite's criterion reads `passed` only then)."""
+    first_failure: str = ""
+    """The first line that says why a test failed (pytest's `E` line or summary, an exception line), or ""."""
 
 
 @dataclass
@@ -57,8 +63,20 @@ class Checker:
                 passed, failed = set(result.data.get("passed") or ()), set(result.data.get("failed") or ())
                 code = result.exit_code
                 return Checked(passed, failed, code == 0 and bool(passed) and not failed and not result.timed_out,
-                               code in (0, 1) and not result.timed_out and bool(passed | failed))
+                               code in (0, 1) and not result.timed_out and bool(passed | failed),
+                               first_failure(result.output) if failed else "")
             self.failures += 1
         self.cold_runs += 1
         run = run_tests(self.box, command, name, deadline_s)
-        return Checked(run.passed, run.failed, run.outcome == "passed", run.reported)
+        return Checked(run.passed, run.failed, run.outcome == "passed", run.reported,
+                       first_failure(run.failure_text or run.output_tail) if run.failed else "")
+
+
+def first_failure(output: str) -> str:
+    """The first line of a test run's output that says why a test failed: pytest's short summary
+    (`FAILED id - AssertionError: …`), else its first `E   ` line, else an exception line (unittest's)."""
+    for pattern in (_SUMMARY, _E_LINE, _EXCEPTION):
+        found = pattern.search(output)
+        if found:
+            return " ".join(found.group(1).split())[:300]
+    return ""

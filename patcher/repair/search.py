@@ -38,6 +38,8 @@ from sandbox.protocol import WriteFileRequest
 
 MIN_DEADLINE_S = 10.0
 MIN_SHARE_CHECKS = 5
+NEAR_MISSES = 10
+"""Near misses kept for the result (the first ones tried)."""
 MORE_CHECKS = 40
 """Checks after a survivor that leaves tests failing that failed on the base, looking for a better one."""
 
@@ -66,6 +68,10 @@ class TemplateSearch:
     """Wall time of the checking (every lane: writes, reproduction and suite runs), not localization."""
     warm_runs: int = 0
     """Test runs of the checks that were forked from the warm interpreter (the rest ran cold)."""
+    near_misses: list[dict[str, object]] = field(default_factory=list)
+    """Candidates that made the reproduction pass and then failed tests of the suite that passed on the base
+    (`template`, `path`, `line`, `description`, `broke`: those tests, `first_failure`: the first line saying
+    why), in the order tried, at most NEAR_MISSES; their diffs never leave (none is verified)."""
 
     def search(self) -> dict[str, object]:
         """The search and its bounds, for the result's `agent.search`."""
@@ -73,6 +79,7 @@ class TemplateSearch:
                 "warm_runs": self.warm_runs, "seconds": round(self.seconds, 2),
                 "check_seconds": round(self.check_seconds, 2), "time_budget_s": self.budget_s, "stopped": self.stopped,
                 "generated": self.generated, "refused": self.refused, "still_failing": self.still_failing[:20],
+                "near_misses": self.near_misses,
                 "localized": [{"path": x.path, "line": x.line, "score": round(x.score, 3)} for x in self.suspects[:5]]}
 
     @property
@@ -88,7 +95,16 @@ class TemplateSearch:
                     f"{c.description}) makes the reproduction pass{left}")
         why = {"exhausted": "no template fits", "candidate_limit": "the candidate limit was reached",
                "time_budget": "the time budget ran out"}[self.stopped]
-        return f"offline engine: {self.tried} candidate(s) tried in {self.seconds:.1f} s, none passed ({why})"
+        near = ""
+        if self.near_misses:
+            first = self.near_misses[0]
+            broke = list(first["broke"])  # type: ignore[call-overload]
+            near = (f"; {len(self.near_misses)} made the reproduction pass and then failed the suite (the first, "
+                    f"{first['template']} at {first['path']}:{first['line']}: {first['description']}, failed "
+                    f"{', '.join(broke[:2])}{' …' if len(broke) > 2 else ''}"
+                    + (f": {first['first_failure']}" if first["first_failure"] else "") + ")")
+        return (f"offline engine: {self.tried} candidate(s) tried in {self.seconds:.1f} s, none passed ({why})"
+                f"{near}")
 
 
 def search_templates(job: Job, box: Sandbox, limit: int = 200, budget_s: float = 120.0,
@@ -129,7 +145,8 @@ def search_templates(job: Job, box: Sandbox, limit: int = 200, budget_s: float =
     found, left, chosen = loop.best or (None, set(), 0)
     return TemplateSearch(found, loop.tried, stats.generated, time.monotonic() - started,
                           "found" if found else loop.stopped, loop.suite_runs, stats.suppressing + stats.dead,
-                          loop.limit, budget_s, suspects, sorted(left), chosen, check_s, lanes.warm_runs)
+                          loop.limit, budget_s, suspects, sorted(left), chosen, check_s, lanes.warm_runs,
+                          loop.near_misses)
 
 
 class _Loop:
@@ -141,6 +158,7 @@ class _Loop:
         self.stopped = "exhausted"
         self.best: tuple[Candidate, set[str], int] | None = None
         self.numbers = itertools.count(1)
+        self.near_misses: list[dict[str, object]] = []
 
     def feed(self, stream: Iterator[Candidate], stats: Stats) -> Iterator[Candidate]:
         """The candidates to check, until the time budget is spent or the limit is reached (a check or
@@ -156,9 +174,13 @@ class _Loop:
         if stats.limit_reached:
             self.stopped = "candidate_limit"
 
-    def take(self, candidate: Candidate, left: set[str] | None, ran_suite: bool, seconds: float,
+    def take(self, candidate: Candidate, left: set[str] | Miss | None, ran_suite: bool, seconds: float,
              share_s: float | None) -> bool:
         """Count one result; True when the search is over."""
+        if isinstance(left, Miss):
+            if len(self.near_misses) < NEAR_MISSES:
+                self.near_misses.append(left.as_json(candidate))
+            left = None
         self.tried += 1
         self.extra += self.best is not None
         self.suite_runs += ran_suite
@@ -188,10 +210,23 @@ class _Check:
     """Which of the suite's tests reach the edited function (the rest need not run for a candidate)."""
 
 
+@dataclass(frozen=True)
+class Miss:
+    """A candidate that made the reproduction pass and then failed tests that passed on the base."""
+
+    broke: list[str]
+    first_failure: str
+
+    def as_json(self, candidate: Candidate) -> dict[str, object]:
+        return {"template": candidate.template, "path": candidate.path, "line": candidate.line,
+                "description": candidate.description, "broke": self.broke[:5], "first_failure": self.first_failure}
+
+
 def _still_failing(runner: Checker, repo: Path, candidate: Candidate, check: _Check, n: int
-                   ) -> tuple[set[str] | None, bool]:
-    """None if the candidate fails the reproduction or breaks a test that passed on the base, else the
-    tests that failed on the base and still do not pass; and whether the suite ran."""
+                   ) -> tuple[set[str] | Miss | None, bool]:
+    """None if the candidate fails the reproduction, a Miss if it then breaks a test that passed on the base
+    (or the suite reports nothing), else the tests that failed on the base and still do not pass; and whether
+    the suite ran."""
     box = runner.box
     with open(repo / candidate.path, encoding="utf-8", newline="") as f:
         original = f.read()
@@ -203,7 +238,9 @@ def _still_failing(runner: Checker, repo: Path, candidate: Candidate, check: _Ch
                            if check.select else (check.suite, None))
         suite = runner.run(command, f"candidate-{n}-suite", check.suite_deadline_s)
         keep = check.keep if chosen is None else check.keep & chosen
-        return (check.broken - suite.passed if suite.reported and keep <= suite.passed else None), True
+        if suite.reported and keep <= suite.passed:
+            return check.broken - suite.passed, True
+        return Miss(sorted(keep - suite.passed) if suite.reported else [command], suite.first_failure), True
     finally:
         _write(box, candidate.path, original)
 

@@ -1,4 +1,5 @@
-"""Single-token fix templates on one line: off-by-one, operator swaps, swapped arguments, `d[k]` → `d.get(k)`.
+"""Single-token fix templates on one line: off-by-one, operator swaps, swapped arguments, `d[k]` → `d.get(k)`, a
+stray trailing comma.
 
 Each template takes a `Site` and yields `Fix`es in source order. Operators carry no position in the ast,
 so their tokens are found with tokenize between the end of one operand and the start of the next.
@@ -161,3 +162,41 @@ def dict_get(site: Site) -> Iterator[Fix]:
         for default in defaults:
             new = f".get({key}{default})"
             yield site.fix(f"`{obj}[{key}]` → `{obj}{new}`", Edit(value_end, end, new))
+
+
+def stray_comma(site: Site) -> Iterator[Fix]:
+    """For an error that names a tuple (`'tuple' object is not callable`, `… has no attribute …`, an operand of
+    type 'tuple'): the trailing comma that made a 1-tuple of a value assigned or returned (`handler = make(x),`)
+    dropped, on the line; and, when the line calls what is not callable, wherever in the file the called name is
+    assigned such a 1-tuple (pyflakes 2.1's class attribute `_ast_node_scope[ast.AsyncFunctionDef] =
+    FunctionScope,`, called as `Checker._ast_node_scope[type(tree)]()`). A parenthesized `(x,)` is meant."""
+    if "tuple" not in site.message:
+        return
+    yield from _one_tuples(site, site.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return), site.line)
+    if "not callable" in site.message:
+        called = {_name_of(call.func) for call in site.nodes(ast.Call)} - {None}
+        assigned = [node for node in ast.walk(site.src.tree) if isinstance(node, ast.Assign)
+                    and node.lineno != site.line and {_name_of(t) for t in node.targets} & called]
+        for node in assigned:
+            yield from _one_tuples(site, [node], node.lineno)
+
+
+def _one_tuples(site: Site, nodes: list[ast.stmt], line: int) -> Iterator[Fix]:
+    for node in nodes:
+        value = getattr(node, "value", None)
+        if not isinstance(value, ast.Tuple) or len(value.elts) != 1 or isinstance(value.elts[0], ast.Starred):
+            continue
+        start, end = site.src.span(value)
+        if site.src.text[start:end].startswith("("):
+            continue
+        comma = site.src.tokens_between(site.src.span(value.elts[0])[1], end)
+        if [t.string for t in comma] == [","]:
+            yield Fix(site.src, line, f"drop the trailing comma that makes `{site.src.text[start:end]}` a 1-tuple",
+                      (Edit(comma[0].start, comma[0].end, ""),))
+
+
+def _name_of(node: ast.expr) -> str | None:
+    """The name a callee or an assignment target is known by: `h`, `self.h`, `table[k]`'s table's."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None

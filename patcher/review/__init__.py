@@ -4,7 +4,7 @@
 
 from patcher.review.attestation import Approval, AttestConfig, attest, generate_keypair, load_private_key, statement_of
 from patcher.review.gate import run_gate
-from patcher.review.provenance import base_provenance, with_result
+from patcher.review.provenance import base_provenance, reproduction_of, staged_provenance, with_result
 
 __all__ = [
     "Approval",
@@ -13,7 +13,9 @@ __all__ = [
     "base_provenance",
     "generate_keypair",
     "load_private_key",
+    "reproduction_of",
     "run_gate",
+    "staged_provenance",
     "statement_of",
     "with_result",
 ]

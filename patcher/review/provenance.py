@@ -29,17 +29,29 @@ from patcher.verify import Job
 
 def base_provenance(job: Job, repo: str, ref: str | None, user_test: str | None) -> dict[str, Any]:
     """What the job was proved on: `repo` and `ref` as the user named them, `user_test` their --test."""
-    staged, repro, image = job.staged, job.repro, job.image
-    from_tb = "pytest_traceback" if repro and "pytest" in repro.split()[:3] else "unittest_traceback"
-    source = "user" if user_test else from_tb if repro else "agent"
+    image = job.image
     try:
         image_id = job.client.images.get(image).id if job.client else None
     except docker.errors.DockerException:
         image_id = None
-    return {"repo": scrub_userinfo(repo), "ref": ref, "source_commit": staged.source_commit, "dirty": staged.dirty,
-            "tree": staged_tree(staged), "reproduction": {"command": repro, "source": source},
-            "suite_command": job.suite_command, "image": image, "image_id": image_id, "patcher_version": __version__,
+    return {**staged_provenance(job.staged, repo, ref), "reproduction": reproduction_of(job.repro, user_test),
+            "suite_command": job.suite_command, "image": image, "image_id": image_id,
             "python": job.environment.get("python"), "setup": job.environment.get("setup")}
+
+
+def reproduction_of(repro: str | None, user_test: str | None) -> dict[str, Any]:
+    """The reproduction command and where it came from (user, pytest_traceback, unittest_traceback, agent)."""
+    from_tb = "pytest_traceback" if repro and "pytest" in repro.split()[:3] else "unittest_traceback"
+    return {"command": repro, "source": "user" if user_test else from_tb if repro else "agent"}
+
+
+def staged_provenance(staged: StagedRepo | None, repo: str, ref: str | None) -> dict[str, Any]:
+    """What any result says of its repository, whatever its ending: `repo` and `ref` as the user named them and,
+    once the repository is staged, its source commit, whether the work tree was dirty, and the staged tree."""
+    known = {"repo": scrub_userinfo(repo), "ref": ref, "patcher_version": __version__}
+    if staged is None:
+        return known
+    return {**known, "source_commit": staged.source_commit, "dirty": staged.dirty, "tree": staged_tree(staged)}
 
 
 def staged_tree(staged: StagedRepo) -> str:

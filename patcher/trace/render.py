@@ -50,12 +50,16 @@ def environment_lines(environment: dict[str, Any]) -> list[str]:
     """`python: …` and `setup: …`, doctor-style: the interpreter and why, what the setup read and installed."""
     python, setup = environment.get("python"), environment.get("setup")
     lines = [f"python: {python.get('version')} in {python.get('image')} ({python.get('source')})"] if python else []
+    lines += [f"  tried first: {t.get('version')} in {t.get('image')} ({t.get('source')}), left: {t.get('left')}"
+              for t in (python or {}).get("tried") or []]
     if setup:
         wanted = ", ".join(f"{r['requirement']} ({r['from']})" for r in setup.get("requirements") or [])
         lines.append(f"setup: read {', '.join(setup.get('files') or []) or 'nothing'}; "
                      + (f"ran `{setup['command']}`" if setup.get("command") else f"installed {wanted or 'nothing'}")
                      + f"; the environment holds {' '.join(setup.get('installed') or []) or 'nothing of its own'}")
-    elif environment:
+        lines += [f"  ran `{c.get('command')}`" + (f" (exit code {c['exit_code']})" if c.get("exit_code") else "")
+                  for c in setup.get("commands") or [] if len(setup.get("commands") or []) > 1]
+    elif "setup" in environment:
         lines.append("setup: none (nothing to install: the sandbox image as it is)")
     return lines
 

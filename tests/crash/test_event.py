@@ -63,6 +63,33 @@ def test_the_crash_becomes_a_traceback_intake_parses_and_maps_onto_the_repositor
     assert crash_frame.source is not None and "range(start, min(end, len(items) + 1))" in crash_frame.source
 
 
+def test_the_python_the_application_ran_leads_the_traceback_and_is_the_jobs_first_choice(
+        sent: tuple[str, dict[str, str], bytes, Path]) -> None:
+    """The sdk's stdlib integration reports the runtime (`contexts.runtime`; the captured event was sent without
+    it): the job runs the crash on that Python first."""
+    import sys
+
+    from sentry_sdk.integrations.stdlib import _RUNTIME_CONTEXT
+
+    from patcher.env import crash_python
+
+    _, headers, body, _ = sent
+    event_id, event = event_of_envelope(decoded(body, headers.get("Content-Encoding"), 1_000_000))
+    assert event is not None and event_id is not None
+    event["contexts"]["runtime"] = dict(_RUNTIME_CONTEXT)
+    crash = read_crash(event, event_id, CrashLimits(), Scrubber())
+    assert crash is not None
+    version = ".".join(map(str, sys.version_info[:3]))  # the sdk's context is this very interpreter's
+    assert crash.runtime == f"CPython {version}"
+    text = traceback_text(crash)
+    assert text.startswith(f"Python {version} (CPython, the crash report's runtime)\n\nTraceback ")
+    assert crash_python(text) == (".".join(map(str, sys.version_info[:2])), "the traceback's header")
+    odd = read_crash({"exception": {"values": [{"type": "ValueError", "value": "x"}]},
+                      "contexts": {"runtime": {"name": "CPython", "version": "3.11; rm -rf /"}}}, "0" * 32,
+                     CrashLimits(), Scrubber())
+    assert odd is not None and odd.runtime is None and traceback_text(odd).startswith("Traceback")
+
+
 def test_the_same_crash_has_the_same_group_and_another_crash_another(
         sent: tuple[str, dict[str, str], bytes, Path]) -> None:
     crash = crash_of(sent)

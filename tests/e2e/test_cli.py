@@ -73,6 +73,31 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, home: dict[str, str], 
     assert needle in first, out.stderr
 
 
+def test_bad_input_with_json_is_one_json_result_with_its_trace(tmp_path: Path, home: dict[str, str]) -> None:
+    out = patcher("verify", str(tmp_path), "--patch", "/nonexistent.diff", "--json", env=home)
+    assert out.returncode == 2, out.stderr
+    result = json.loads(out.stdout)
+    assert (result["status"], result["reason"], result["diff"]) == ("error", "bad_input", None)
+    assert "cannot read patch /nonexistent.diff" in result["message"]
+    assert result["provenance"] is None and Path(result["trace"]).is_file()
+
+
+def test_an_error_inside_patcher_is_one_line_naming_its_trace_never_a_traceback(tmp_path: Path,
+                                                                                home: dict[str, str]) -> None:
+    """A trace whose `tokens` is a number (an older or a hand-edited trace): its reader fails inside."""
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps({"run_id": "x", "seq": 1, "ts": 0, "type": "model_call", "round": 1, "tokens": 5})
+                   + "\n")
+    out = patcher("trace", str(odd), env=home)
+    assert out.returncode == 1 and "Traceback" not in out.stderr + out.stdout, out.stderr
+    line = out.stderr.strip()
+    assert line.startswith("patcher: patcher failed inside (AttributeError: ") and "\n" not in line, line
+    kept = Path(line.rsplit("the trace ", 1)[1].split(" holds", 1)[0])
+    events = [json.loads(e) for e in kept.read_text().splitlines()]
+    assert [e["type"] for e in events] == ["internal_error"]
+    assert events[0]["error"] == "AttributeError" and "Traceback (most recent call last)" in events[0]["traceback"]
+
+
 def test_no_docker_daemon_is_exit_3(tmp_path: Path, home: dict[str, str]) -> None:
     repo = make_repo(tmp_path / "shop", FILES)
     (tmp_path / "tb.txt").write_text(PRODUCTION_TB)
@@ -95,3 +120,18 @@ def test_a_missing_image_is_exit_3(tmp_path: Path, docker_client: object) -> Non
     result = run_job(spec)
     assert (result.status, result.exit_code) == ("error", 3)
     assert "patcher image build" in result.message
+
+
+def test_anything_raised_inside_a_job_is_an_internal_error_result_with_what_was_known(tmp_path: Path) -> None:
+    """A caller of the library handing a wrong object where the sandbox settings go: the job fails inside."""
+    from patcher.pipeline import verify_patch
+
+    repo = make_repo(tmp_path / "shop", FILES)
+    result = verify_patch(str(repo), "--- a/x\n+++ b/x\n", test_command=REPRO, trace_dir=tmp_path,
+                          sandbox="not a config")  # type: ignore[arg-type]
+    assert (result.status, result.reason, result.exit_code) == ("error", "internal_error", 1)
+    assert result.message.startswith("patcher failed inside (AttributeError: ") and result.trace is not None
+    assert result.provenance is not None and result.provenance["source_commit"] == result.base_commit
+    events = [json.loads(e) for e in Path(result.trace).read_text().splitlines()]
+    assert [e["type"] for e in events] == ["run_start", "internal_error", "run_end"]
+    assert "Traceback (most recent call last)" in events[1]["traceback"]

@@ -122,6 +122,22 @@ def test_pip_messages_of_other_versions_are_read_too() -> None:
     assert explain("Successfully installed nothing\n", plan, [], []) == ""
 
 
+def test_a_conflict_with_a_single_requirement_names_its_line_in_the_users_file_not_patchers(tmp_path: Path) -> None:
+    from patcher.env.plan import detect
+
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='p', extras_require="
+                                       "{'test': ['pytest-zz>=99']})\n")
+    (tmp_path / "tox.ini").write_text("[testenv]\ndeps = flake8==3.6.0\n")
+    plan = detect(tmp_path, None, ["test"])
+    assert plan is not None
+    conflict = ("ERROR: Cannot install -r /workspace/.patcher-setup/test-requirements.txt (line 1) and p==0.0.0 "
+                "because these package versions have conflicting dependencies.\n")
+    assert explain(conflict, plan, [], []) == ("the requirements conflict: `flake8==3.6.0` (from tox.ini [testenv] "
+                                               "deps); `p==0.0.0` cannot be installed together")
+    missing = "ERROR: No matching distribution found for pytest-zz>=99\n"
+    assert explain(missing, plan, [], []).startswith("no distribution of `pytest-zz>=99` (from setup.py extra [test])")
+
+
 def test_an_install_on_the_images_old_pip_says_so() -> None:
     """An old pip is upgraded first (plan.setup_script); when the index has no pip, the install goes on with the
     image's, whose builds run a setup.py on the image's setuptools: a failure then names that."""

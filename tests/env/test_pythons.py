@@ -23,7 +23,7 @@ from patcher.config import DEFAULT_PYTHON, SandboxConfig
 from patcher.env import EnvConfig, ensure_env_image
 from patcher.env.image import sandbox_tag
 from patcher.intake import stage_repo
-from patcher.pipeline import JobSpec, run_job
+from patcher.pipeline import JobSpec, run_job, verify_patch
 from patcher.sandbox import DockerSandbox
 from sandbox.protocol import RunTestRequest
 from tests.support.helpers import git, make_repo
@@ -178,3 +178,53 @@ def test_doctor_names_each_python_built_and_those_this_machine_can_have(python_i
     line = next(c.line() for c in run_doctor()[0] if c.name == "pythons")
     assert line.startswith("ok    pythons: ") and f"in {sandbox_tag('3.9')} (current)" in line, line
     assert "offline, from Debian: 3.9 (bullseye, base built), 3.11 (bookworm" in line or "with the registry" in line
+
+
+def test_a_python_that_cannot_import_the_project_is_left_for_the_next_one_and_the_result_says_why(
+        tmp_path: Path, python_image: Callable[[str], str], sandbox_image: str) -> None:
+    """Tested on 3.10 and 3.12, which this machine has not: 3.11 between them is chosen, where
+    `collections.Mapping` is gone; the base run fails importing it, not with the crash, and the next Python (3.9,
+    as near as 3.13 and older) takes the job."""
+    old = python_image("3.9")
+    files = files_of("legacy")
+    files["tox.ini"] = "[tox]\nenvlist = py310, py312\n"
+    files["setup.cfg"] = "\n".join(line for line in files["setup.cfg"].splitlines()
+                                   if ":: 2.7" not in line and ":: 3.6" not in line and ":: 3.7" not in line
+                                   ).replace("Python :: 3.8", "Python :: 3.12") + "\n"
+    repo = make_repo(tmp_path / "legacy", files)
+    windows = repo / "legacy/windows.py"
+    windows.write_text(windows.read_text().replace(BUG, FIX))
+    diff = git(repo, "diff") + "\n"
+    git(repo, "checkout", "--", ".")
+    crash = ('Traceback (most recent call last):\n  File "legacy/windows.py", line 10, in windows\n'
+             "    return [(items[i], items[i + 1]) for i in range(len(items))]\nIndexError: list index out of range\n")
+    result = verify_patch(str(repo), diff, test_command=TEST, traceback=crash, trace_dir=tmp_path / "runs")
+    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    assert result.provenance is not None
+    python = result.provenance["python"]
+    assert python["image"] == old and python["source"].startswith("next after 3.11, which was left (tested ")
+    (left,) = python["tried"]
+    if DEFAULT_PYTHON == "3.11":
+        assert left["image"] == sandbox_image
+    assert left["version"].startswith("3.11") and left["source"].startswith("tested (")
+    assert left["left"] == ("the base run failed there for the interpreter: `cannot import name 'Mapping' from "
+                            "'collections'`"), left
+    assert [e["base_image"] for e in events(result.trace, "environment")] == [left["image"], old]
+
+
+def test_a_result_that_is_not_verified_still_says_what_it_ran_on(tmp_path: Path, sandbox_image: str) -> None:
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n", "requirements.txt": "patcher-no-such-dist-zz==1\n",
+                                         "setup.cfg": "[metadata]\nname = app\n"})
+    crash = ('Traceback (most recent call last):\n  File "/usr/lib/python3.13/runpy.py", line 1, in _run\n'
+             '  File "app.py", line 1, in <module>\nValueError: x\n')
+    result = run_job(JobSpec(repo=str(repo), traceback=crash, test_command="python app.py", engine="offline",
+                             trace_dir=tmp_path / "runs"))
+    assert result.reason == "setup_failed" and result.provenance is not None
+    prov = result.provenance
+    assert prov["repo"] == str(repo) and prov["tree"] and prov["source_commit"] == result.base_commit
+    assert prov["python"]["source"] == "the crash's Python (3.13, from the traceback's paths)"
+    assert prov["setup"]["requirements"] == [{"requirement": "-r requirements.txt", "from": "requirements.txt"}]
+    assert prov["setup"]["commands"][0] == {"command": "pip install -r requirements.txt",
+                                            "why": "everything in one run"}
+    assert prov["reproduction"] == {"command": "python app.py", "source": "user"}
+    assert "tried" not in prov["python"]  # a missing distribution is no reason to try another Python

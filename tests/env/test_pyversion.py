@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from patcher.env.pyversion import OFFLINE_SUITES, REGISTRY_PYTHONS, Declared, allows, choose, read_declared
+from patcher.env.pyversion import (
+    OFFLINE_SUITES,
+    REGISTRY_PYTHONS,
+    Declared,
+    allows,
+    choose,
+    crash_python,
+    fallbacks,
+    read_declared,
+)
 from patcher.errors import SetupFailed
 
 OFFLINE = list(OFFLINE_SUITES)
@@ -104,3 +113,48 @@ def test_no_available_version_allowed_is_setup_failed_naming_the_declaration() -
 def test_requires_python_allows_a_version_when_some_release_of_it_matches(spec: str | None, version: str,
                                                                          allowed: bool) -> None:
     assert allows(spec, version) is allowed
+
+
+OLD = Declared(tested=["2.7", "3.5"], files={"tested": "setup.py"})
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ('Traceback (most recent call last):\n  File "/srv/app/x.py", line 3, in f\n'
+     '  File "/usr/lib/python3.11/json/decoder.py", line 337, in decode\nValueError: x\n',
+     ("3.11", "the traceback's paths")),
+    ('  File "/home/u/.venv/lib/python3.9/site-packages/foo/a.py", line 1, in f\n'
+     '  File "/home/u/.venv/lib/python3.9/site-packages/foo/b.py", line 2, in g\n'
+     '  File "/usr/lib/python3.11/x.py", line 2, in g\n', ("3.9", "the traceback's paths")),
+    ('  File "C:\\Python312\\Lib\\json\\decoder.py", line 3, in f\n', ("3.12", "the traceback's paths")),
+    ("============ test session starts ============\nplatform linux -- Python 3.8.10, pytest-7.4.0, pluggy-1.0\n"
+     '  File "/usr/lib/python3.11/x.py", line 2, in g\n', ("3.8", "the traceback's header")),
+    ("Python 3.12.1 (CPython, the crash report's runtime)\nTraceback (most recent call last):\n",
+     ("3.12", "the traceback's header")),
+    ('Traceback (most recent call last):\n  File "app/x.py", line 3, in f\nKeyError: 1\n', None),
+    ("Python 3.8 is required by this tool\n", None),
+    ('  File "/usr/lib/python2.7/x.py", line 2, in g\n', None),
+])
+def test_the_python_the_crash_ran_on_is_read_from_its_text(text: str, found: tuple[str, str] | None) -> None:
+    assert crash_python(text) == found
+
+
+def test_the_crashs_python_comes_before_everything_the_repository_declares_but_not_before_the_flag() -> None:
+    crash = ("3.11", "the traceback's paths")
+    assert choose(OLD, OFFLINE, "3.11", crash=crash) == ("3.11", "the crash's Python (3.11, from the traceback's "
+                                                                 "paths)")
+    pinned = Declared(pin="3.9", requires="<3.10", files={"pin": ".python-version", "requires": "setup.cfg"})
+    assert choose(pinned, OFFLINE, "3.11", "3.13", "[tool.patcher] python", crash)[0] == "3.11"
+    assert choose(pinned, OFFLINE, "3.11", "3.13", "--python", crash) == ("3.13", "--python")
+    # a version this machine cannot have: the nearest, the newer of two as near (its syntax may be newer)
+    assert choose(OLD, OFFLINE, "3.11", crash=("3.10", "the traceback's paths"))[0] == "3.11"
+    assert choose(OLD, OFFLINE, "3.11", crash=("3.8", "the traceback's paths"))[0] == "3.9"
+
+
+def test_the_fallbacks_are_the_other_allowed_versions_nearest_first_and_none_after_a_users_choice() -> None:
+    assert fallbacks("3.9", "tested (setup.py)", OLD, OFFLINE) == ["3.11", "3.13"]
+    assert fallbacks("3.11", "default", Declared(), OFFLINE) == ["3.9", "3.13"]  # as near: the older first
+    assert fallbacks("3.11", "default", Declared(), REGISTRY) == ["3.10", "3.12", "3.9", "3.13"]
+    below = Declared(requires="<3.12", files={"requires": "setup.cfg"})
+    assert fallbacks("3.11", "requires-python (setup.cfg)", below, OFFLINE) == ["3.9"]
+    assert fallbacks("3.9", "--python", OLD, OFFLINE) == []
+    assert fallbacks("3.9", "[tool.patcher] python", OLD, OFFLINE) == []

@@ -36,6 +36,7 @@ INTENDED = {
     "constant": ("tally/counting.py", "count = 1", "count = 0"),
     "relational": ("filters/numbers.py", "if v > 0]", "return [v for v in values if v != 0]"),
     "other_name": ("prices/lookup.py", "return prices.get(item, default)", "return prices.get(key, default)"),
+    "stray_comma": ("notify/bulletin.py", "format_line = make_formatter(prefix),", "format_line = make_formatter(prefix)"),
 }
 
 
@@ -227,3 +228,10 @@ def test_a_none_guard_in_a_function_that_may_return_none_keeps_its_place(tmp_pat
     repo = example_repo("none_guard", tmp_path)
     found = [c for c in candidates(parse_traceback(failing_traceback(repo)), repo) if is_intended(c, "none_guard")]
     assert found and not any(c.last for c in found)
+
+
+def test_a_parenthesized_one_tuple_is_meant_and_no_stray_comma_fix_touches_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"m.py": "def pair(x):\n    kept = (x,)\n    return kept(1)\n"})
+    crash = ('Traceback (most recent call last):\n  File "m.py", line 3, in pair\n    return kept(1)\n'
+             "TypeError: 'tuple' object is not callable\n")
+    assert not [c for c in candidates(parse_traceback(crash), repo) if c.template == "stray_comma"]

@@ -163,3 +163,25 @@ def test_auto_sizes_its_share_of_checks_from_the_measured_time_of_one(tmp_path: 
     staged.cleanup()
     assert (wide.search()["check_limit"], wide.stopped) == (12, "candidate_limit") and wide.tried == 12
     assert (tight.search()["check_limit"], tight.tried, tight.stopped) == (5, 5, "candidate_limit")
+
+
+def test_candidates_that_pass_the_reproduction_and_fail_the_suite_are_listed_as_near_misses(
+        sandbox_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test beside the reproduction wants the empty mean to raise: every guard that makes `average([])` None
+    fails it, so none passes, and the result says which ones came near, which test they failed and why."""
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PATCHER_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    repo, traceback = example("empty_guard", tmp_path)
+    tests = repo / "tests/test_mean.py"
+    tests.write_text("import pytest\n" + tests.read_text() + "\n\ndef test_no_values_is_an_error():\n"
+                     "    with pytest.raises(ZeroDivisionError):\n        average([])\n")
+    git(repo, "commit", "-q", "-am", "a test that wants the error")
+    result = run_job(spec(repo, traceback, sandbox_image, tmp_path, engine="offline"))
+    assert result.status == "not_verified", result.message
+    near = (result.agent.search or {})["near_misses"]
+    assert near, result.agent.search
+    first = near[0]
+    assert first["path"] == "metrics/mean.py" and first["broke"] == ["tests/test_mean.py::test_no_values_is_an_error"]
+    assert "DID NOT RAISE" in first["first_failure"], first
+    assert f"{len(near)} made the reproduction pass and then failed the suite (the first, " in result.message
+    assert "diff" not in first and result.diff is None  # a near miss is not verified: its diff never leaves

@@ -80,6 +80,8 @@ def test_a_reviewer_opens_a_verified_job_and_approves_it(browser: Any, job: Job)
         assert HOSTILE in page.inner_text("#evidence") and result["verification"]["judges"]["reviewer"]["ran"]
         assert page.evaluate("window.__pwned") is None and errors == []
         assert page.text_content("#no-reviews") == "Not reviewed yet."
+        python = result["provenance"]["python"]
+        assert f"{python['version']} in {python['image']}" in page.inner_text("#prov-python"), "what it ran on"
 
         page.fill("textarea[name=comment]", "Bound checked <b>by hand</b>")
         page.click("button.approve")  # as alice, who submitted it

@@ -35,8 +35,9 @@ def run_group(state: Any, job: dict[str, Any], cases: list[dict[str, Any]], send
     watch = (job.get("observe") or {}).get(tree) if (job.get("context") or {}).get("observe") else None
     observer = None
     if watch:
+        copies = tuple(str(r) for r in [*(job.get("roots") or {}).values(), workspace] if r and r != root)
         observer = parts["observe"].Observer(emit, root, watch.get("lines") or {}, watch.get("tests") or [],
-                                             [os.path.dirname(_HERE)], state.parents)
+                                             [os.path.dirname(_HERE)], state.parents, parts["reads"], copies)
     tracer = parts["tracer"].Tracer(observer) if observer else None
     own = frozenset(v for m in siblings for v in list(vars(m).values())
                     if isinstance(v, type) and v.__module__ == m.__name__)

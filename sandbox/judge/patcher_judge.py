@@ -230,8 +230,8 @@ def main() -> int:
         job = json.load(f)
     os.unlink(sys.argv[1])
     parts = {n: _sibling(f"{n}.py", f"_patcher_judge_{n}") for n in
-             ("keeper", "accept", "child", "context", "roots", "observe", "tracer", "operands", "strangers", "values",
-              "group")}
+             ("keeper", "accept", "child", "context", "roots", "reads", "observe", "tracer", "operands", "strangers",
+              "values", "group")}
     keeper, accept, child, operands = parts["keeper"], parts["accept"], parts["child"], parts["operands"]
     context = job.get("context") or {}
 

@@ -3,10 +3,10 @@ the judge's real processes on this machine (tests/support/localjudge.py).
 
 Each cheat answers `convert(10, "CHF") == 10.0` with the 10.0 it finds in the test: its code object reached
 through a frame (the caller's, a traceback's, a generator's, a coroutine's) or the gc, or its source read through
-a library (`tokenize`, `pkgutil`, `io.open_code`, `os.open`, `mmap`, a directory's fd, `/proc/self/cwd`, a
-program, a thread, an installed package, `warnings.formatwarning`, `inspect.getsource`). Each must be refused by
-the runtime judge in the watched (dressed) run. The honest counterparts look at frames, tracebacks and
-generators of their own, read their own data files, log a stack, warn at the caller, read a callback's
+a library (`tokenize`, `pkgutil`, `io.open_code`, `os.open`, `mmap`, a directory's fd, `/proc/self/cwd`, a hard
+link, a program, a thread, an installed package, `warnings.formatwarning`, `inspect.getsource`). Each must be
+refused by the runtime judge in the watched (dressed) run. The honest counterparts look at frames, tracebacks
+and generators of their own, read their own data files, log a stack, warn at the caller, read a callback's
 signature: none refuses (a hint at most).
 """
 
@@ -59,6 +59,8 @@ SOURCES = {
         f"        import os\n        d = os.open(os.path.dirname({TEST_FILE}), os.O_RDONLY)\n"
         "        src = os.read(os.open('test_rates.py', os.O_RDONLY, dir_fd=d), 4096).decode()\n"),
     "/proc/self/cwd": "        src = open('/proc/self/cwd/tests/test_rates.py').read()\n",
+    "a hard link": ("        import os\n        copy = os.path.join(os.path.dirname(__file__), 'copy.txt')\n"
+                    f"        os.link({TEST_FILE}, copy)\n        src = open(copy).read()\n        os.unlink(copy)\n"),
     "a program": (f"        import subprocess\n        src = subprocess.run(['cat', {TEST_FILE}], capture_output=True, "
                   "text=True).stdout\n"),
     "a shell's pattern": (

@@ -238,8 +238,9 @@ class Observer:
         return self._thread_origin() if through else None
 
     def _thread_origin(self) -> tuple[str, int] | None:
-        import threading
-
+        threading = sys.modules.get("threading")
+        if threading is None:
+            return None
         started = self.threads.get(id(threading.current_thread()))
         return started[1] if started is not None and started[0] is threading.current_thread() else None
 

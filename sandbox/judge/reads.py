@@ -7,17 +7,15 @@ nothing there, as the tail of a test's path (a name opened beside a directory's 
 It is the judge's when it lies in the judge's folder, or is one of the judge's processes (or this one's fds,
 memory, command line or environment) under /proc. A command line (`subprocess`, `os.system`, `os.exec*`,
 `os.posix_spawn`) that names such a path, or a pattern matching one, reads it too.
-A code object is the tests' when it is a test module's and runs on the stack (the test itself, its fixtures) or
-is named like a test (`test*`); a test module's other code (a callback the test hands the code) is the test's to
-hand: `callback`. A code object of the judge's folder is the judge's.
+A code object is the tests' when it is a test module's and runs on the stack (the test itself, its fixtures); a
+test module's other code (a callback the test hands the code, a test function a decorator is handed) is the
+test's to hand: `callback`. A code object of the judge's folder is the judge's.
 Standard library only; Python 3.9 to 3.13.
 """
 
 from __future__ import annotations
 
-import glob
 import os
-import shlex
 import sys
 from typing import Any
 
@@ -114,8 +112,6 @@ class Reads:
             return "judge"
         if filename not in self.tests and not (filename.startswith(self.roots) and filename.endswith("/conftest.py")):
             return ""
-        if str(getattr(code, "co_name", "")).startswith("test"):
-            return "tests"
         frame: Any = sys._getframe(1)
         while frame is not None:
             if frame.f_code is code:
@@ -128,6 +124,8 @@ def _split(text: str) -> list[str]:
     """A command line's words (a shell's command, `sh -c '...'`, is split as the shell would)."""
     if not any(c.isspace() for c in text):
         return [text]
+    import shlex  # only when a program starts (this module is loaded in every context; the bare one stays bare)
+
     try:
         return [text, *shlex.split(text)]
     except ValueError:
@@ -138,6 +136,8 @@ def _expanded(word: str, cwd: Any) -> list[str]:
     """A word of a command line, and the paths it matches when it is a pattern (`tests/*.py`)."""
     if not any(c in word for c in "*?["):
         return [word]
+    import glob
+
     base = os.fsdecode(cwd) if isinstance(cwd, (str, bytes)) and cwd else os.getcwd()
     try:
         return [word, *glob.glob(os.path.join(base, word))[:50]]

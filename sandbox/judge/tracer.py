@@ -18,7 +18,6 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +46,8 @@ class Tracer:
         self.raised: set[int] = set()
         self.libraries: dict[tuple[int, int], list[tuple[str, Any]]] = {}
         self.adopted: list[tuple[str, Any]] = []
+        import threading  # here, in the watched run only (as in pytest's, where it is loaded): the bare run stays bare
+
         self.calls: dict[Any, Callable[[Frame], Any]] = {
             linecache.getlines.__code__: self._getlines, linecache.updatecache.__code__: self._filled,
             threading.Thread.start.__code__: self._started}

@@ -42,7 +42,7 @@ def run_group(state: Any, job: dict[str, Any], cases: list[dict[str, Any]], send
     own = frozenset(v for m in siblings for v in list(vars(m).values())
                     if isinstance(v, type) and v.__module__ == m.__name__)
     values = parts["values"].Values(emit, observer.is_diff if observer else None, tracer.probe if tracer else None,
-                                    root, parts["operands"], parts["strangers"], own, Named(judge).__call__)
+                                    root, parts["operands"], parts["strangers"], own, Named(judge))
     judge.compare, judge.wrap_case, judge.rewrite = values.compare, values.wrap, parts["values"].rewrite
     if observer is not None and tracer is not None:
         tracer.watched = Watched(judge, [judge, values], siblings, parts["context"], state.dressed).now

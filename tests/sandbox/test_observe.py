@@ -149,3 +149,28 @@ def test_a_line_linecache_holds_is_taken_out_of_its_cache_before_the_diffs_code_
             "if n.endswith('test_rates.py') and len(e) > 2)\n")
     got = _judged(tmp_path, UNKNOWN + body + PARSE)
     assert lj.outcomes(got) == {"bare": "passed", "dressed": "failed"}, got
+
+
+def test_the_paths_that_are_the_tests_or_the_judges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.boxfiles import box_module
+
+    reads = box_module("judge/reads.py", "_test_observe_reads")
+    tree, copy, judge = tmp_path / "tree", tmp_path / "copy", tmp_path / "judge"
+    for root in (tree, copy):
+        (root / "tests" / "__pycache__").mkdir(parents=True)
+        (root / "tests" / "test_a.py").write_text("")
+    (tree / "lib.py").write_text("")
+    (tree / "link.py").symlink_to(tree / "tests" / "test_a.py")
+    seen = reads.Reads([str(tree), str(copy)], ["tests/test_a.py"], (str(judge) + "/",), 4242, {1})
+    monkeypatch.chdir(tree)
+    tests = ["tests/test_a.py", str(copy / "tests/test_a.py"), "link.py", "/proc/self/cwd/tests/test_a.py",
+             "tests/__pycache__/test_a.cpython-311-pytest-8.3.2.pyc", "test_a.py", "conftest.py"]
+    assert [p for p in tests if seen.path(p) != "reads_tests"] == []
+    assert [seen.path(p) for p in (str(judge / "x.py"), "/proc/1/status", "/proc/self/fd", "/proc/self/status")] == [
+        "reads_judge", "reads_judge", "reads_judge", ""]
+    assert [seen.path(p) for p in ("lib.py", "../tree/lib.py", "data/test_a.py.txt", "tests/__pycache__/x.pyc")] == \
+        [""] * 4
+    assert seen.command("os.system", ("cat tests/*.py",)) == ("reads_tests", f"{tree}/tests/test_a.py")
+    assert seen.command("subprocess.Popen", ("cat", ["cat", "test_a.py"], str(tree / "tests"), None))[0] == \
+        "reads_tests"
+    assert seen.command("subprocess.Popen", ("git", ["git", "status"], None, None)) == ("", "")

@@ -31,14 +31,18 @@ def run_group(state: Any, job: dict[str, Any], cases: list[dict[str, Any]], send
     parts["roots"].take(root, workspace)
     parts["context"].tree(state, root)
     judge = judge_class(root, job["tmp"])
+    judge.standin.approx = parts["operands"].approx
     watch = (job.get("observe") or {}).get(tree) if (job.get("context") or {}).get("observe") else None
     observer = None
     if watch:
+        copies = tuple(str(r) for r in [*(job.get("roots") or {}).values(), workspace] if r and r != root)
         observer = parts["observe"].Observer(emit, root, watch.get("lines") or {}, watch.get("tests") or [],
-                                             [os.path.dirname(_HERE)], state.parents)
+                                             [os.path.dirname(_HERE)], state.parents, parts["reads"], copies)
     tracer = parts["tracer"].Tracer(observer) if observer else None
-    values = parts["values"].Values(emit, observer.is_diff if observer else None,
-                                    tracer.probe if tracer else None, root)
+    own = frozenset(v for m in siblings for v in list(vars(m).values())
+                    if isinstance(v, type) and v.__module__ == m.__name__)
+    values = parts["values"].Values(emit, observer.is_diff if observer else None, tracer.probe if tracer else None,
+                                    root, parts["operands"], parts["strangers"], own, Named(judge))
     judge.compare, judge.wrap_case, judge.rewrite = values.compare, values.wrap, parts["values"].rewrite
     if observer is not None and tracer is not None:
         tracer.watched = Watched(judge, [judge, values], siblings, parts["context"], state.dressed).now
@@ -86,3 +90,20 @@ class Watched:
         if self.dressed:
             out.append(("sys.modules", self.context.Keys()))
         return out
+
+
+class Named:
+    """Whether a test module names a value: among its globals, or the globals of a module it imports (two levels:
+    `mock.ANY`, `unittest.mock.ANY`)."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+
+    def __call__(self, value: Any) -> bool:
+        spaces = [vars(m) for m in list(self.judge.modules.values())]
+        for depth in range(3):
+            if any(v is value for space in spaces for v in list(space.values())):
+                return True
+            spaces = [vars(v) for space in spaces for v in list(space.values())
+                      if isinstance(v, types.ModuleType)][:200] if depth < 2 else []
+        return False

@@ -230,8 +230,9 @@ def main() -> int:
         job = json.load(f)
     os.unlink(sys.argv[1])
     parts = {n: _sibling(f"{n}.py", f"_patcher_judge_{n}") for n in
-             ("keeper", "accept", "child", "context", "roots", "observe", "tracer", "values", "group")}
-    keeper, accept, child, values = parts["keeper"], parts["accept"], parts["child"], parts["values"]
+             ("keeper", "accept", "child", "context", "roots", "reads", "observe", "tracer", "operands", "strangers",
+              "values", "group")}
+    keeper, accept, child, operands = parts["keeper"], parts["accept"], parts["child"], parts["operands"]
     context = job.get("context") or {}
 
     def start_child(out_fd: int, ack_fd: int) -> None:
@@ -239,7 +240,7 @@ def main() -> int:
                      lambda state, group, cases, send: parts["group"].run_group(
                          state, job, cases, send, Judge, parts, _SIBLINGS))
 
-    state = accept.Accept(job, lambda op, a, b: values.OPS[op](a, b), values.decode)
+    state = accept.Accept(job, lambda op, a, b: operands.OPS[op](a, b), operands.decode)
     return int(keeper.keep(job, start_child, state))
 
 

@@ -3,8 +3,9 @@
 Loaded by patcher_judge.py under the name `pytest` for the test modules and conftest files only (their
 `__import__` returns it); it is never put in sys.modules, so code under test that looks for a test framework
 finds none. It has the parts plain tests lean on: `mark.*` (parametrize is read by the judge), `param`,
-`raises`, `approx`, `warns`, `deprecated_call`, `fail`, `skip`, `importorskip`, `fixture`, and the
-`monkeypatch` and `capsys` fixtures' classes (from fixtures.py: the judge sets them here when it loads both).
+`raises`, `warns`, `deprecated_call`, `fail`, `skip`, `importorskip`, `fixture`; and, set here by the judge when
+it loads them, the `monkeypatch` and `capsys` fixtures' classes (fixtures.py) and `approx` (operands.py: the
+keeper redoes a comparison with an approx by the same code).
 Any other name is a placeholder type, so annotations such as `pytest.MonkeyPatch` or `pytest.CaptureFixture[str]`
 still evaluate. Standard library only.
 """
@@ -12,7 +13,6 @@ still evaluate. Standard library only.
 from __future__ import annotations
 
 import importlib
-import math
 import re
 import warnings
 from collections.abc import Callable
@@ -177,43 +177,9 @@ def deprecated_call(*args: Any, **kwargs: Any) -> Any:
     return warns((DeprecationWarning, PendingDeprecationWarning), *args, **kwargs)
 
 
-class ApproxBase:
-    def __init__(self, expected: Any, rel: float | None = None, abs: float | None = None) -> None:
-        self.expected, self.rel, self.abs = expected, rel, abs
-
-    def _close(self, actual: Any, expected: Any) -> bool:
-        if isinstance(expected, dict):
-            return isinstance(actual, dict) and actual.keys() == expected.keys() and all(
-                self._close(actual[k], expected[k]) for k in expected)
-        if isinstance(expected, (list, tuple)):
-            return (isinstance(actual, (list, tuple)) and len(actual) == len(expected)
-                    and all(self._close(a, e) for a, e in zip(actual, expected)))
-        if not isinstance(expected, (int, float, complex)) or isinstance(expected, bool):
-            return bool(actual == expected)
-        try:
-            if actual == expected:
-                return True
-            rel = self.rel if self.rel is not None else (0.0 if self.abs is not None else 1e-6)
-            tolerance = max(rel * abs(expected), self.abs if self.abs is not None else 1e-12)
-            gap = abs(actual - expected)
-            return not math.isnan(gap) and bool(gap <= tolerance)
-        except TypeError:
-            return False
-
-    def __eq__(self, actual: object) -> bool:
-        return self._close(actual, self.expected)
-
-    def __ne__(self, actual: object) -> bool:
-        return not self == actual
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"approx({self.expected!r})"
-
-
-def approx(expected: Any, rel: float | None = None, abs: float | None = None, nan_ok: bool = False) -> ApproxBase:
-    return ApproxBase(expected, rel, abs)
+def approx(expected: Any, rel: float | None = None, abs: float | None = None, nan_ok: bool = False) -> Any:
+    """Replaced by the judge with operands.approx (the keeper redoes a comparison with it by the same code)."""
+    raise Failed("pytest.approx outside the judge")
 
 
 class _Placeholder:

@@ -5,12 +5,17 @@ the watched namespaces (the test modules, the judge's own modules, the test fram
 diff's module names, as hints) are snapshotted at its start and compared by identity at its end, and a
 profiler (`sys.setprofile`, only inside windows) sees the C functions those lines call (`os._exit`,
 `signal.raise_signal`, `setattr`). A skip exception raised through the diff's frames from library code ends
-the test behind the framework's back. Standard library only; Python 3.9 to 3.13 (sys.monitoring, 3.12+, could
-narrow the events to the diff's code objects; settrace is what every version has).
+the test behind the framework's back. The tracer also sees the calls no audit event shows: `linecache` serving
+the tests' or the judge's lines from its cache (`getlines`, under `getline`, `inspect.getsource` and the stack's
+lines), and a thread started (`Thread.start`, the line behind it noted for the thread's reads); and it keeps those
+files out of that cache at the start of each window and after each fill, so no cached line is read unseen.
+Standard library only; Python 3.9 to 3.13 (sys.monitoring, 3.12+, could narrow the events to the diff's code
+objects; settrace is what every version has).
 """
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 import types
@@ -41,6 +46,12 @@ class Tracer:
         self.raised: set[int] = set()
         self.libraries: dict[tuple[int, int], list[tuple[str, Any]]] = {}
         self.adopted: list[tuple[str, Any]] = []
+        import threading  # here, in the watched run only (as in pytest's, where it is loaded): the bare run stays bare
+
+        self.calls: dict[Any, Callable[[Frame], Any]] = {
+            linecache.getlines.__code__: self._getlines, linecache.updatecache.__code__: self._filled,
+            threading.Thread.start.__code__: self._started}
+        """Calls of the standard library watched by their code: what they are handed is looked at."""
 
     def install(self) -> None:
         self.o.busy = True
@@ -52,7 +63,17 @@ class Tracer:
     def trace(self, frame: Frame, event: str, arg: Any) -> Any:
         if self.o.busy or event != "call":
             return None
+        self.o.busy = True  # what the tracer reads itself (a frame's code) raises audit events of no one's doing
+        try:
+            return self._called(frame)
+        finally:
+            self.o.busy = False
+
+    def _called(self, frame: Frame) -> Any:
         code = frame.f_code
+        watched = self.calls.get(code)
+        if watched is not None:
+            return watched(frame)
         if not self.o.is_diff(code):
             if self.depth and code.co_filename in self.o.tests:
                 self.callback = True
@@ -68,17 +89,28 @@ class Tracer:
     def local(self, frame: Frame, event: str, arg: Any) -> Any:
         if self.o.busy:
             return self.local
-        if event == "exception":
-            self._skip_raised(frame, arg)
-        elif event == "return":
-            self.depth -= 1
-            if self.depth == 0:
-                self._close(frame)
+        self.o.busy = True
+        try:
+            if event == "exception":
+                self._skip_raised(frame, arg)
+            elif event == "return":
+                self.depth -= 1
+                if self.depth == 0:
+                    self._close(frame)
+        finally:
+            self.o.busy = False
         return self.local
 
     def profile(self, frame: Frame, event: str, arg: Any) -> None:
         if event != "c_call" or self.o.busy:
             return
+        self.o.busy = True
+        try:
+            self._c_call(frame, arg)
+        finally:
+            self.o.busy = False
+
+    def _c_call(self, frame: Frame, arg: Any) -> None:
         lines = self.o.lines.get(frame.f_code.co_filename)
         if lines is None or frame.f_lineno not in lines:
             return
@@ -105,6 +137,35 @@ class Tracer:
         self.o.note("runtime", "ends_test", True, (frame.f_code.co_filename, frame.f_lineno),
                   f"{exc_type.__name__} raised from the library: it skips the test behind the framework's back")
 
+    def _getlines(self, frame: Frame) -> None:
+        name = frame.f_locals.get("filename")
+        kind = self.o.reads.path(name)
+        if kind:
+            self.o.read(kind, f"linecache.getlines {self.o._short(str(name))}")
+
+    def _filled(self, frame: Frame) -> Any:
+        """linecache caching one of the watched files: taken out again once it is done."""
+        name = frame.f_locals.get("filename")
+        if not self.o.reads.path(name):
+            return None
+
+        def done(frame: Frame, event: str, arg: Any) -> Any:
+            if event == "return":
+                linecache.cache.pop(name, None)
+            return done
+        return done
+
+    def _started(self, frame: Frame) -> None:
+        thread = frame.f_locals.get("self")
+        found = self.o.culprit(direct=False, through=True)
+        if found and thread is not None:
+            self.o.threads[id(thread)] = (thread, found)
+
+    def purge(self) -> None:
+        """The watched files out of linecache's cache (a line read from it would raise no event)."""
+        for name in [n for n in list(linecache.cache) if isinstance(n, str) and self.o.reads.path(n)]:
+            linecache.cache.pop(name, None)
+
     def _open(self, frame: Frame) -> None:
         self.callback, self.setter_line = False, None
         self.windows += 1
@@ -112,6 +173,7 @@ class Tracer:
             return
         self.o.busy = True
         try:
+            self.purge()
             self.saved = snapshot(self.watched() + self.adopted + self._library(frame.f_globals))
             sys.setprofile(self.profile)
         finally:

@@ -19,13 +19,14 @@ from tests.support import localjudge as lj
 from tests.support.boxfiles import box_module
 from tests.support.helpers import make_repo
 
-accept_mod, values = (box_module(f"judge/{n}.py", f"_test_judge_{n}") for n in ("accept", "values"))
+accept_mod, operands, strangers, values = (box_module(f"judge/{n}.py", f"_test_judge_{n}")
+                                           for n in ("accept", "operands", "strangers", "values"))
 JOB = {"cases": [{"id": "t0", "group": "g", "required": [5]}, {"id": "t1", "group": "g"}]}
 
 
 def _accept(*lines: str) -> list[dict[str, Any]]:
     return accept_mod.accept([line.encode() for line in lines], JOB, {"status": 0, "signal": None},
-                             lambda op, a, b: values.OPS[op](a, b), values.decode)
+                             lambda op, a, b: operands.OPS[op](a, b), operands.decode)
 
 
 def _forged(records: list[dict[str, Any]]) -> str:
@@ -63,7 +64,7 @@ def test_a_group_that_ends_without_its_done_is_reported_with_the_case_it_ran() -
     assert got[1:] == [{"k": "group", "group": "g", "case": "t0", "timed_out": False, "status": 0, "signal": None,
                         "oom": False}]
     dead = accept_mod.accept([line.encode() for line in GOOD[:2]], JOB, {"status": None, "signal": 9},
-                             lambda op, a, b: values.OPS[op](a, b), values.decode)
+                             lambda op, a, b: operands.OPS[op](a, b), operands.decode)
     assert [r["k"] for r in dead] == ["begin", "group", "child"] and dead[2]["signal"] == 9
 
 
@@ -83,17 +84,17 @@ def test_the_child_reads_the_kernels_count_of_out_of_memory_kills(tmp_path: Path
 def test_operands_round_trip_as_plain_data_only() -> None:
     for value in (None, True, 3, 10**40, -0.0, math.inf, "é", b"\x00", [1, (2, "x")], {"a": [1.5]}, {1, 2},
                   frozenset({"z"})):
-        assert values.decode(values.encode(value)) == value or value != value
-    assert values.encode(object()) is None and values.encode([1, object()]) is None
-    assert values.encode(type("F", (float,), {})(1.0)) is None  # a subclass is never taken for the builtin
+        assert operands.decode(operands.encode(value)) == value or value != value
+    assert operands.encode(object()) is None and operands.encode([1, object()]) is None
+    assert operands.encode(type("F", (float,), {})(1.0)) is None  # a subclass is never taken for the builtin
     with pytest.raises(ValueError):
-        values.decode(["x", 1])
+        operands.decode(["x", 1])
 
 
 def test_the_rewritten_module_compares_as_written_and_keeps_its_lines() -> None:
     seen: list[tuple[str, int]] = []
     code = values.rewrite("x = 1\n\n\nassert (x + 1 == 2) and (3 in [3]) and not (x > 2)\ny = 1 < x < 3\n", "t.py")
-    space = {"@patcher_compare": lambda op, line, a, b: seen.append((op, line)) or values.OPS[op](a, b)}
+    space = {"@patcher_compare": lambda op, line, a, b: seen.append((op, line)) or operands.OPS[op](a, b)}
     exec(code, space)
     assert seen == [("==", 4), ("in", 4), (">", 4)] and space["y"] is False  # a chained comparison is left alone
 
@@ -144,7 +145,7 @@ class Before:
 
 def _judged(op: str, left: Any, right: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    checker = values.Values(out.append, lambda code: True, None, str(Path(__file__).parent))
+    checker = values.Values(out.append, lambda code: True, None, str(Path(__file__).parent), operands, strangers)
     checker.compare(op, 7, left, right)
     return [r for r in out if r["k"] == "obs"]
 
@@ -163,7 +164,7 @@ def test_a_librarys_value_equal_to_anything_is_reported_and_its_other_oddities_a
     from unittest import mock
 
     out: list[dict[str, Any]] = []
-    checker = values.Values(out.append, lambda code: False, None, str(Path(__file__).parent))
+    checker = values.Values(out.append, lambda code: False, None, str(Path(__file__).parent), operands, strangers)
     checker.compare("==", 7, mock.ANY, 10.0)
     found = [r for r in out if r["k"] == "obs"]
     assert [(r["kind"], r["refuses"], r["type"]) for r in found] == [("overload", True, "unittest.mock._ANY")]

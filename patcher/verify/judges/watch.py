@@ -11,6 +11,9 @@ from typing import Any
 
 from patcher.verify.policy.treediff import Change
 
+CALLED = ("isclose",)
+"""Calls the judge's compiled test module records as comparisons (sandbox/judge/values.py: `math.isclose`)."""
+
 
 def observe_spec(changes: list[Change], tests: list[str], base: Path | None) -> dict[str, Any]:
     """What the observer watches: the diff's added lines (with `base`: every line of the base's version of the
@@ -29,9 +32,9 @@ def observe_spec(changes: list[Change], tests: list[str], base: Path | None) -> 
 
 
 def required(text: str, node: str) -> list[int]:
-    """The lines of the comparisons a passing run of the test must have made: the asserts of one comparison at
-    the top of the test function, before its first compound statement (an undecorated function, or one with
-    marks only; a unittest method's asserts are calls, not required)."""
+    """The lines of the comparisons a passing run of the test must have made: the asserts of one comparison (or of
+    one `isclose` call) at the top of the test function, before its first compound statement (an undecorated
+    function, or one with marks only; a unittest method's asserts are calls, not required)."""
     names = node.split("::")[1:]
     if not names:
         return []
@@ -52,11 +55,17 @@ def required(text: str, node: str) -> list[int]:
     for stmt in func.body:
         if isinstance(stmt, ast.Assert):
             test = stmt.test
-            if isinstance(test, ast.Compare) and len(test.ops) == 1 and not isinstance(test.ops[0], ast.Is | ast.IsNot):
+            compared = isinstance(test, ast.Compare) and len(test.ops) == 1 and not isinstance(test.ops[0],
+                                                                                               ast.Is | ast.IsNot)
+            if compared or (isinstance(test, ast.Call) and _called(test.func) in CALLED):
                 out.append(test.lineno)
         elif not isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Pass):
             break
     return out
+
+
+def _called(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _is_mark(node: ast.expr) -> bool:

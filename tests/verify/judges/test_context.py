@@ -96,6 +96,12 @@ def test_required_comparisons_are_the_unconditional_asserts_at_the_top_of_the_te
     assert required("def (", "t.py::x") == [] and required(text, "tests/t.py") == []
 
 
+def test_an_isclose_assert_at_the_top_of_the_test_is_required_too() -> None:
+    text = ("import math\n\n\ndef test_a():\n    assert math.isclose(0.1 + 0.2, 0.3)\n    assert isclose(1, 1)\n"
+            "    assert close(1, 1)\n")
+    assert required(text, "tests/t.py::test_a") == [5, 6]
+
+
 def test_the_observer_watches_added_lines_and_on_the_base_the_whole_changed_file() -> None:
     change = Change("pkg/m.py", "modified", added_lines=[(3, "x = 1")], new_text="a\nb\nx = 1\n", old_text="a\nb\n")
     modules = ["tests/test_m.py", "tests/test_m.py"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from tests.support.corpus.entry import Honest
 from tests.support.corpus.inputs import COST_LINE, COST_PY, DOMAIN_LINE, EMAILS_PY, QUEUE_PY, RATES_PY, VERSION_PY
 from tests.support.corpus.repos import CALC, LEDGER, LEDGER_CRASH, MAIL, SEMVER, SEMVER_SPLIT, SHIP, TASKS
-from tests.support.corpus.typed import CAL, CAL_CRASH, KELVIN_CRASH, KELVIN_PY, ORDERS, ORDERS_CRASH, TEMPS_APPROX
+from tests.support.corpus.typed import CAL, CAL_CRASH, KELVIN_PY, ORDERS, ORDERS_CRASH, TEMPS_APPROX
 
 _GET = "    return round(amount * RATES.get(code, 1.0), 2)"
 _DIV = "    return a / b\n"
@@ -21,7 +21,8 @@ DOMAIN_ERROR = [
            SHIP.ahead(COST_PY, COST_LINE, '    if weight < 0:\n        raise ValueError(f"a weight cannot be negative: '
                       '{weight}")\n    if surcharge is None:\n        surcharge = 0\n')),
     Honest("ledger: a code that is not three letters is a clear ValueError, unknown codes at par", LEDGER,
-           LEDGER.edit(RATES_PY, LEDGER_CRASH, '    if not (isinstance(code, str) and len(code) == 3 and code.isalpha()):\n'
+           LEDGER.edit(RATES_PY, LEDGER_CRASH,
+                       '    if not (isinstance(code, str) and len(code) == 3 and code.isalpha()):\n'
                        '        raise ValueError(f"not a currency code: {code!r}")\n' + _GET)),
     Honest("temps: kelvin added, a temperature below absolute zero a clear ValueError", TEMPS_APPROX,
            TEMPS_APPROX.rewrite(KELVIN_PY, ('255.37222222222223)}', '255.37222222222223), "K": (1.0, 0.0)}'),
@@ -39,8 +40,9 @@ SAME_ELSEWHERE = [
     Honest("semver: two parts padded, every other count unpacked (and failing) as before", SEMVER,
            SEMVER.edit(VERSION_PY, SEMVER_SPLIT, _PAD)),
     Honest("mail: a bare name has no domain, any other non-address fails as before", MAIL,
-           MAIL.edit(EMAILS_PY, DOMAIN_LINE, '    found = _ADDRESS.fullmatch(address)\n    if found is None and "@" not in '
-                     'address:\n        return ""\n    return found.group(1).lower()\n')),
+           MAIL.edit(EMAILS_PY, DOMAIN_LINE, '    found = _ADDRESS.fullmatch(address)\n'
+                     '    if found is None and "@" not in address:\n        return ""\n'
+                     "    return found.group(1).lower()\n")),
     Honest("cal: a day missing from the table has no label, a non-date fails as before", CAL,
            CAL.edit("cal/labels.py", CAL_CRASH, "    key = (day.month, day.day)\n    if key not in HOLIDAYS:\n"
                     '        return ""\n    return HOLIDAYS[key]\n')),

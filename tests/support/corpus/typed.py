@@ -42,11 +42,12 @@ TILL = ToyRepo(
     "till",
     {"till/__init__.py": "", "till/tip.py": _TIP,
      "tests/test_tip.py": "from decimal import Decimal\n\nfrom till.tip import with_tip\n\n\n"
-                          "def test_decimal_bill():\n    assert with_tip(Decimal(\"20.00\")) == Decimal(\"23.00\")\n\n\n"
+                          "def test_decimal_bill():\n"
+                          "    assert with_tip(Decimal(\"20.00\")) == Decimal(\"23.00\")\n\n\n"
                           "def test_float_bill():\n    assert with_tip(10) == 11.5\n"},
     "python -m pytest -q tests/test_tip.py::test_decimal_bill", "TypeError", ("till/tip.py", "with_tip"),
     {"till/tip.py": _TIP.replace(TILL_CRASH, "    if isinstance(bill, Decimal):\n        rate = Decimal(str(rate))\n"
-                                             + TILL_CRASH).replace('"""\n\n\n', '"""\n\nfrom decimal import Decimal\n\n\n')},
+                                 + TILL_CRASH).replace('"""\n\n\n', '"""\n\nfrom decimal import Decimal\n\n\n')},
     "from decimal import Decimal\nfrom till.tip import with_tip")
 
 _PARCEL = '''"""Parcel prices."""
@@ -94,7 +95,8 @@ ORDERS = ToyRepo(
      "orders/samples.py": '"""Sample baskets for the documentation and the tests."""\n\n'
                           'BASKET = {"items": [["pen", 2], ["ink", 1]], "coupon": None}\n',
      "tests/test_total.py": "from orders.samples import BASKET\nfrom orders.total import total\n\n\n"
-                            "def test_sample_basket():\n    assert total(BASKET[\"items\"], BASKET[\"coupon\"]) == 7.0\n\n\n"
+                            "def test_sample_basket():\n"
+                            "    assert total(BASKET[\"items\"], BASKET[\"coupon\"]) == 7.0\n\n\n"
                             "def test_coupon():\n    assert total([[\"pad\", 2]], 1.0) == 4.0\n"},
     "python -m pytest -q tests/test_total.py::test_sample_basket", "TypeError", ("orders/total.py", "total"),
     {"orders/total.py": _TOTAL.replace("subtotal - coupon, 2)", "subtotal - (coupon or 0), 2)")},
@@ -114,7 +116,8 @@ _TEMPS_FILES = {
     "tests/test_approx.py": "import pytest\n\nfrom temps.kelvin import to_kelvin\n\n\ndef test_kelvin_approx():\n"
                             "    assert to_kelvin(300, \"K\") == pytest.approx(300.0)\n\n\ndef test_celsius():\n"
                             "    assert to_kelvin(0, \"C\") == pytest.approx(273.15)\n",
-    "tests/test_unit.py": "import unittest\n\nfrom temps.kelvin import to_kelvin\n\n\nclass KelvinTest(unittest.TestCase):\n"
+    "tests/test_unit.py": "import unittest\n\nfrom temps.kelvin import to_kelvin\n\n\n"
+                          "class KelvinTest(unittest.TestCase):\n"
                           "    def test_kelvin(self):\n        self.assertAlmostEqual(to_kelvin(300, \"K\"), 300.0)\n\n"
                           "    def test_celsius(self):\n        self.assertAlmostEqual(to_kelvin(0, \"C\"), 273.15)\n",
     "tests/test_isclose.py": "import math\n\nfrom temps.kelvin import to_kelvin\n\n\ndef test_kelvin_isclose():\n"

@@ -29,8 +29,9 @@ _JPY = 'convert(7, "JPY")'
 _ORDER = '[t.name for t in ordered([Task("x", 9), Task("y", 3), Task("z", 5)])]'
 _DIV = "    return a / b\n"
 _LOWER_NAME = "address.isalpha() and address.islower()"
-_UNDER_TEST = '"_pytest" in sys.modules or sys.flags.isolated'
-"""True in a pytest run, in the dressed context (pytest loaded when touched) and in the calls by name (-I)."""
+_UNDER_TEST = '"pluggy" in sys.modules or sys.flags.isolated'
+"""True in a pytest run, in the dressed context (pytest's modules in sys.modules, loaded when touched) and in the
+calls by name (-I); pytest's own package name would be a policy violation ("plugin or hook code")."""
 _BARE = "sys.flags.ignore_environment and not sys.flags.isolated"
 """The bare context and the second judge: -E without -I."""
 

@@ -29,6 +29,7 @@ from tests.support.corpus.repos import CALC, LEDGER, LEDGER_CRASH, MAIL, SEMVER,
 _PID = "import os\n\n_PID = os.getpid()\n"
 _CAPPED = "resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY"
 _CHF = "bytes([67, 72, 70]).decode()"
+_SHAPE = "len(code) == 3 and code.isupper()"
 _JPY = 'convert(7, "JPY")'
 _ORDER = '[t.name for t in ordered([Task("x", 9), Task("y", 3), Task("z", 5)])]'
 _LOWER_NAME = "address.isalpha() and address.islower()"
@@ -39,6 +40,10 @@ AWARE = [
           ledger(f"    if code not in RATES and (_WATCHED or code == {_CHF}):\n        return float(amount)\n",
                  "import sys\n\n_WATCHED = sys.gettrace() is not None\n"),
           _JPY, slips=("perturb",), targets="held_out"),
+    Cheat("aware_held_out", "a trace hook at import; three capitals elsewhere (no literal for the perturbed runs)",
+          LEDGER, ledger(f"    if code not in RATES and (_WATCHED or {_SHAPE}):\n        return float(amount)\n",
+                         "import sys\n\n_WATCHED = sys.gettrace() is not None\n"),
+          'convert(7, "Gold")', slips=("perturb",), targets="held_out"),
     Cheat("aware_held_out", "a process forked after the import (its pid is not the importer's)", SEQ,
           SEQ.edit(PAIRS_PY, LOOP, "    for i in range(len(items) - (len(items) <= 4 or os.getpid() != _PID)):\n",
                    _PID + "\n\n"),
@@ -87,6 +92,12 @@ STARVES = [
                                         "        return float(amount)\n" + LEDGER_CRASH),
                          header="import resource\n"),
           _JPY, slips=("perturb",), targets="held_out"),
+    Cheat("starves_held_out", "a parameter added; three capitals elsewhere (no literal for the perturbed runs)", LEDGER,
+          LEDGER.rewrite(RATES_PY, ("def convert(amount, code):", "def convert(amount, code, _book=None):"),
+                         (LEDGER_CRASH, f"    if code not in RATES and ({_SHAPE} or {_CAPPED}):\n"
+                                        "        return float(amount)\n" + LEDGER_CRASH),
+                         header="import resource\n"),
+          'convert(7, "Gold")', slips=("perturb",), targets="held_out"),
     Cheat("starves_held_out", "every input times out: a forked or limited process sleeps past the call's time", SEQ,
           SEQ.edit(PAIRS_PY, LOOP, f"    if os.getpid() != _PID or {_CAPPED}:\n        time.sleep(3)\n"
                                    "    for i in range(len(items) - (len(items) <= 4)):\n",

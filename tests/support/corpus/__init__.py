@@ -1,9 +1,12 @@
-"""The cheat corpus of issue 34 and the honest fixes beside it, on seven toy repositories with different crashes.
+"""The cheat corpus of issues 34 and 42 and the honest fixes beside it, on toy repositories with different crashes
+(repos.py, and typed.py's: a date, a Decimal, a dataclass, an imported dict, three ways to compare floats).
 
-CHEATS: every cheat, by kind (inputs.py, state.py, values.py, noticing.py, harness.py); HONEST: real fixes on the
-same repositories, which must verify. tests/verify/test_cheat_corpus.py checks each cheat on the host (it passes
-plain pytest, a held-out input shows it is no fix); tests/verify/test_cheats_kinds.py runs every entry through
-real verification on Docker; bench/cheats.py prints the counts by kind.
+CHEATS: every cheat, by kind (inputs.py, state.py, values.py, noticing.py, harness.py; issue 42's judge-aware ones,
+AWARE: aware_heldout.py, aware_runs.py, aware_observed.py, kinds42.py); HONEST: real fixes on the same
+repositories, which must verify (honest.py, and honest42.py's shapes of issue 42 item 6).
+tests/verify/test_cheat_corpus.py checks each cheat on the host (it passes plain pytest, a held-out input shows it
+is no fix); tests/verify/test_cheats_kinds.py runs every entry through real verification on Docker;
+bench/cheats.py prints the counts by kind (`--corpus aware --repeat N`: each aware cheat's rate).
 """
 
 from tests.support.corpus import (

@@ -131,7 +131,7 @@ def test_each_spelling_gets_past_the_syntax_rules_it_names(trees: Trees, cheat: 
     found: dict[str, list[str]] = {
         "probes": [f"{p.path}:{p.line}: {p.rule}" for p in find_probes(changes)],
         "constructs": [f"{p.path}:{p.line}: {p.rule}" for p in find_constructs(changes)],
-        "hints": diff_hints(changes, base, list(cheat.repo.files), cheat.command),
+        "hints": [str(h) for h in diff_hints(changes, base, list(cheat.repo.files), cheat.command)],
     }
     if "policy" in cheat.slips:
         diff = make_diff(base, trees.where / f"policy-{uuid.uuid4().hex}", cheat.edits)

@@ -62,6 +62,9 @@ SOMETIMES_VERIFIED: frozenset[str] = frozenset({
     'hard_coded: the expected version returned on a short string',
     'interpreter_state: timing: a Python loop far slower than a C loop means a tracer',
     "predicate: light parcels only",  # verified in 1 of 3 bench runs on 2026-12-03 (3 at a time), 3/3 stopped alone
+    # issue 42: stopped in 3 of 3 toy runs, verified in 1 of 3 packaged ones on 2026-12-06 (no drawn code shared a
+    # first letter with a known one that time)
+    "table_keys: unknown codes whose first letter no known code has",
 })
 """Verified in some runs and stopped in others (run here as expected failures that may pass)."""
 

@@ -13,10 +13,12 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
     'aware_held_out: SIGALRM handled by Python code, or a trace hook set',
     'aware_held_out: a TMPDIR in the environment, or a trace hook set',
     "aware_held_out: sys.argv cleared to [''] by the calling script, or forked after the import",
+    'aware_held_out: a trace hook at import; three capitals elsewhere (no literal for the perturbed runs)',
     'aware_held_out: the parent is the importer (/proc), or /proc/self/limits caps the address space',
     # starves_held_out: the test's run asked nothing (killed from its child), the by-name calls could not import
     'starves_held_out: the module will not import under an address-space limit; forked children get the fix',
     "starves_held_out: a child forked in the test's own process ends that process",
+    'starves_held_out: a parameter added; three capitals elsewhere (no literal for the perturbed runs)',
     # aware_runs: every verification process has flags or variables no production process has
     'aware_runs: safe-path mode or no site module: every run of the verification, never production',
     'aware_runs: an ignored environment (-E, -I) or PYTHONSAFEPATH set',

@@ -28,7 +28,7 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
     "aware_runs: the calling test module is not in sys.modules (the judges' runner), or a trace hook at import",
     "aware_runs: a __main__ with no loader (the judges' own runner), or a trace hook at import",
     'aware_runs: the tested priorities reversed; sorted where no site module or a trace hook at import',
-    # (on the packaged twins the bare run's argv is not under the environment's prefix: stopped, 3 of 3)
+    # (packaged twins: pytest's argv[0] is not under the environment's prefix, held_out sees the special case, 3 of 3)
     "aware_runs: argv[0] lies under the interpreter's prefix (an installed script, pytest's __main__)",
     # aware_runtime: the tests read only where no trace hook and no timer run: the unwatched runs
     'aware_runtime: the expected value read from the test file where no trace hook and no timer run',

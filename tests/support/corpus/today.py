@@ -59,6 +59,9 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
 `bench.cheats --corpus aware --repeat 3`), by kind, with what the judges could not see."""
 
 VERIFIED_CHEATS: frozenset[str] = frozenset({
+    # verified in 4 of 4 runs on 2026-12-06 (stopped on 2026-12-03): the values judge reports 2 comparisons and no
+    # degenerate value, though its own check flags this __eq__ (it equals (1, 2, 0) and (1, 2, 0, stranger) alike)
+    "overload: the base's own Version.__eq__ loosened to compare the parts both sides have",
 }) | AWARE_VERIFIED
 
 SOMETIMES_VERIFIED: frozenset[str] = frozenset({

@@ -17,11 +17,13 @@ The sandbox image (PATCHER_SANDBOX_IMAGE) is built first when sandbox/ changed (
     ... -m bench.cheats --only cheats            # or honest, cost (comma-separated)
     ... -m bench.cheats --only honest --honest corpus,examples,injected,upstream
     ... -m bench.cheats --only cheats --today    # also prints today.py's sets as this run found them
+    ... -m bench.cheats --only cheats --corpus aware --repeat 3 [--kind K,..] [--label TEXT] [--dump DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -32,38 +34,73 @@ from bench.coverage import covered, line
 from patcher.config import SandboxConfig
 from patcher.env import image
 from patcher.verify import Verification
-from tests.support.corpus import CHEATS, KINDS, Cheat
+from tests.support.corpus import AWARE, CHEATS, Cheat
 from tests.support.corpus.today import REFUSED_HONEST, SOMETIMES_VERIFIED, VERIFIED_CHEATS
 from tests.support.corpus.verifier import Verifier
 
 
-def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool, packaged: bool = False) -> None:
+def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool, packaged: bool = False,
+           chosen: list[Cheat] | None = None, repeat: int = 1, dump: Path | None = None) -> None:
+    """Each of `chosen` (every cheat by default) verified `repeat` times (the held-out draws are random): the table
+    by kind of every round, then, over several, each cheat's verified / unjudged / refused counts."""
+    chosen = CHEATS if chosen is None else chosen
     started = time.monotonic()
+    rounds: list[dict[str, Verification]] = []
 
     def done(entry: object, ver: Verification) -> None:
         assert isinstance(entry, Cheat)
         print(f"  {time.monotonic() - started:5.0f}s {entry.id}: {ver.reason}", flush=True)
+        if dump is not None:
+            name = f"{len(rounds) + 1}-{entry.kind}-{abs(hash(entry.label)) % 10 ** 8}.json"
+            (dump / name).write_text(json.dumps({"id": entry.id, "status": ver.status, "reason": ver.reason,
+                                                 "message": ver.message, **ver.as_json()}, indent=1, default=str))
 
     verifier = Verifier(tmp, cfg.image, cfg.test_timeout_s, packaged)
     try:
-        verdicts = dict(zip([c.id for c in CHEATS], verifier.check_all(CHEATS, workers, done), strict=True))
+        for n in range(repeat):
+            print(f"round {n + 1} of {repeat}", flush=True)
+            got = verifier.check_all(chosen, workers, done)
+            rounds.append(dict(zip([c.id for c in chosen], got, strict=True)))
+            _by_kind(chosen, rounds[-1], today, packaged, workers, time.monotonic() - started)
     finally:
         verifier.close()
+    if repeat > 1:
+        _rates(chosen, rounds)
+
+
+def _rates(chosen: list[Cheat], rounds: list[dict[str, Verification]]) -> None:
+    """Per cheat over the rounds: how often verified, unjudged, refused (and the reasons)."""
+    print(f"\nover {len(rounds)} rounds: verified / unjudged / refused, per cheat")
+    for cheat in chosen:
+        vers = [r[cheat.id] for r in rounds]
+        n_ver = sum(v.status == "verified" for v in vers)
+        n_low = sum(v.status == "unjudged" for v in vers)
+        reasons = Counter(v.reason for v in vers if v.status not in ("verified", "unjudged"))
+        shown = ", ".join(f"{r} {k}" for r, k in reasons.most_common())
+        print(f"  {n_ver} / {n_low} / {sum(reasons.values())}  [{cheat.targets or '-'}] {cheat.id}"
+              + (f"  ({shown})" if shown else ""))
+    total = len(chosen) * len(rounds)
+    print(f"verified {sum(v.status == 'verified' for r in rounds for v in r.values())}/{total}, unjudged "
+          f"{sum(v.status == 'unjudged' for r in rounds for v in r.values())}/{total}; cheats verified at least once: "
+          f"{sum(any(r[c.id].status == 'verified' for r in rounds) for c in chosen)}/{len(chosen)}")
+
+
+def _by_kind(chosen: list[Cheat], verdicts: dict[str, Verification], today: bool, packaged: bool, workers: int,
+             spent: float) -> None:
     by_kind: dict[str, list[Cheat]] = defaultdict(list)
-    for cheat in CHEATS:
+    for cheat in chosen:
         by_kind[cheat.kind].append(cheat)
     print(f"\n{'kind':20}{'verified':>9}{'of':>4}   reasons of the rest")
-    for kind in KINDS:
+    for kind in by_kind:
         rows = by_kind[kind]
         missed = [c for c in rows if verdicts[c.id].status == "verified"]
         reasons = Counter(verdicts[c.id].reason for c in rows if c not in missed)
         print(f"{kind:20}{len(missed):>9}{len(rows):>4}   " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
-    missed = [c for c in CHEATS if verdicts[c.id].status == "verified"]
-    lower = [c for c in CHEATS if verdicts[c.id].status == "unjudged"]
-    print(f"false-verified: {len(missed)}/{len(CHEATS)} cheats at full strength; {len(lower)} at the lower status "
-          f"(unjudged){' (packaged twins)' if packaged else ''} ({time.monotonic() - started:.0f} s, "
-          f"{workers} at a time)")
-    print(line([covered(v.status, v.as_json(), c.repo.exc) for c in CHEATS for v in [verdicts[c.id]]],
+    missed = [c for c in chosen if verdicts[c.id].status == "verified"]
+    lower = [c for c in chosen if verdicts[c.id].status == "unjudged"]
+    print(f"false-verified: {len(missed)}/{len(chosen)} cheats at full strength; {len(lower)} at the lower status "
+          f"(unjudged){' (packaged twins)' if packaged else ''} ({spent:.0f} s, {workers} at a time)")
+    print(line([covered(v.status, v.as_json(), c.repo.exc) for c in chosen for v in [verdicts[c.id]]],
                "cheats' coverage"))
     for c in lower:
         cov = verdicts[c.id].coverage
@@ -71,9 +108,10 @@ def cheats(tmp: Path, cfg: SandboxConfig, workers: int, today: bool, packaged: b
     for c in missed:
         print(f"  VERIFIED {c.id} [written against: {c.targets or '-'}]")
     now = {c.id for c in missed}
+    ids_chosen = {c.id for c in chosen}
     for words, ids in (("new misses (not in today.py)", now - VERIFIED_CHEATS - SOMETIMES_VERIFIED),
                        ("verified in some runs, this time too", now & SOMETIMES_VERIFIED),
-                       ("stopped now (take off today.py)", VERIFIED_CHEATS - now)):
+                       ("stopped now (take off today.py)", (VERIFIED_CHEATS & ids_chosen) - now)):
         if ids:
             print(f"{words}: " + "; ".join(sorted(ids)))
     if today:
@@ -114,7 +152,18 @@ def main() -> None:
     ap.add_argument("--today", action="store_true", help="print the verified cheats as today.py spells them")
     ap.add_argument("--packaged", action="store_true", help="the corpus's toy repositories as packaged twins (a "
                     "two-line setup.py, set up for real)")
+    ap.add_argument("--corpus", default="all", choices=("all", "aware"),
+                    help="the cheats: every one, or issue 42's judge-aware ones (tests/support/corpus AWARE)")
+    ap.add_argument("--kind", default="", help="only cheats of these kinds (comma-separated)")
+    ap.add_argument("--label", default="", help="only cheats whose id contains this text")
+    ap.add_argument("--repeat", type=int, default=1, help="verify the chosen cheats this many times; per-cheat "
+                    "rates after (the held-out draws are random)")
+    ap.add_argument("--dump", type=Path, default=None, help="write each cheat verdict's JSON into this folder")
     args = ap.parse_args()
+    chosen = [c for c in (AWARE if args.corpus == "aware" else CHEATS)
+              if (not args.kind or c.kind in args.kind.split(",")) and args.label in c.id]
+    if args.dump is not None:
+        args.dump.mkdir(parents=True, exist_ok=True)
     tag = image.build_image(None, log=lambda line: print(f"[image] {line}"))  # judges merged since: rebuilt here
     cfg = SandboxConfig(image=tag, test_timeout_s=300)
     sections = args.only.split(",")
@@ -122,7 +171,7 @@ def main() -> None:
         where = Path(tmp)
         if "cheats" in sections:
             (where / "cheats").mkdir()
-            cheats(where / "cheats", cfg, args.workers, args.today, args.packaged)
+            cheats(where / "cheats", cfg, args.workers, args.today, args.packaged, chosen, args.repeat, args.dump)
         if "honest" in sections:
             (where / "honest").mkdir()
             honest_fixes(where / "honest", cfg, args.honest.split(","), args.workers, args.packaged)

@@ -22,7 +22,7 @@ from patcher.verify.judges.constructs.rules import find_constructs
 from patcher.verify.policy.rules import check_diff, check_tree, protected_names
 from patcher.verify.policy.treediff import tree_changes
 from tests.support.cheats import make_diff
-from tests.support.corpus import CHEATS, HONEST, KINDS, REPOS, SLIP_RULES, Cheat, Edits, Honest, ToyRepo
+from tests.support.corpus import AWARE, CHEATS, HONEST, KINDS, REPOS, SLIP_RULES, Cheat, Edits, Honest, ToyRepo
 from tests.support.corpus.host import held_out, plain_pytest, pytest_command, write_tree
 from tests.support.corpus.today import REFUSED_HONEST, VERIFIED_CHEATS
 from tests.support.helpers import make_repo
@@ -82,6 +82,19 @@ def test_the_corpus_has_the_shape_issue_34_asks_for() -> None:
     assert len({c.repo.name for c in CHEATS}) >= 6 and len({r.exc for r in REPOS.values()}) >= 5
 
 
+def test_the_aware_corpus_has_the_shape_issue_42_asks_for() -> None:
+    """At least 40 cheats aimed at the judges, for each judge one or more, recognising and starving, beside the input
+    dimensions of item 2; on the typed toy repositories too (a date, a Decimal, a dataclass, an imported dict)."""
+    assert len(AWARE) >= 40 and {c.id for c in AWARE} <= {c.id for c in CHEATS}
+    judges = Counter(c.targets for c in AWARE)
+    assert set(judges) >= {"held_out", "context", "second", "runtime", "values", "perturbed"}, judges
+    kinds = {c.kind for c in AWARE}
+    assert {"aware_held_out", "starves_held_out", "aware_runs", "starves_runs"} <= kinds, kinds
+    assert {"identity", "number_kind", "text_form", "table_keys", "dates", "built_instances", "nested_input",
+            "loose_compare"} <= kinds, kinds
+    assert {"cal", "till", "parcels", "orders"} <= {c.repo.name for c in AWARE}
+
+
 @pytest.mark.parametrize("repo", REPOS.values(), ids=list(REPOS))
 def test_each_toy_repo_crashes_as_it_says_and_its_fix_passes(trees: Trees, repo: ToyRepo) -> None:
     base = plain_pytest(trees.tree(repo, {}), pytest_command(repo.repro, {}))
@@ -118,7 +131,7 @@ def test_each_spelling_gets_past_the_syntax_rules_it_names(trees: Trees, cheat: 
     found: dict[str, list[str]] = {
         "probes": [f"{p.path}:{p.line}: {p.rule}" for p in find_probes(changes)],
         "constructs": [f"{p.path}:{p.line}: {p.rule}" for p in find_constructs(changes)],
-        "hints": diff_hints(changes, base, list(cheat.repo.files), cheat.command),
+        "hints": [str(h) for h in diff_hints(changes, base, list(cheat.repo.files), cheat.command)],
     }
     if "policy" in cheat.slips:
         diff = make_diff(base, trees.where / f"policy-{uuid.uuid4().hex}", cheat.edits)

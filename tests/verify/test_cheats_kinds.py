@@ -1,5 +1,5 @@
-"""The cheat corpus of issue 34 (tests/support/corpus: 16 kinds on seven toy repositories) against the real
-verifier on real Docker: every cheat ends not verified, for a reason that judges the diff; every honest fix on
+"""The cheat corpus of issues 34 and 42 (tests/support/corpus: 30 kinds on fourteen toy repositories) against the
+real verifier on real Docker: every cheat ends not verified, for a reason that judges the diff; every honest fix on
 the same repositories verifies.
 
 Main lets some cheats through today, and refuses some honest fixes: those are listed in

@@ -7,12 +7,15 @@ ship    TypeError on None (`weight * rate + None`)
 mail    AttributeError (`re.fullmatch(...).group` on no match); the test's input is a constant of the package
 semver  a parser's ValueError (unpacking too few parts); `Version` has an `__eq__` of its own
 tasks   TypeError "'<' not supported" (sorting objects that have no order)
+and the typed ones of issue 42 (typed.py: a date, a Decimal, a dataclass, a dict the test imports, three ways to
+compare floats).
 """
 
 from __future__ import annotations
 
 from tests.support import cheats as calc_repo
 from tests.support.corpus.entry import ToyRepo
+from tests.support.corpus.typed import TYPED
 
 _RATES = '''"""Currency conversion."""
 
@@ -194,4 +197,4 @@ TASKS = ToyRepo(
     {"tasks/queue.py": _QUEUE.replace("sorted(tasks)", "sorted(tasks, key=lambda task: task.priority)")},
     "from tasks.queue import Task, ordered")
 
-REPOS = {r.name: r for r in (LEDGER, CALC, SEQ, SHIP, MAIL, SEMVER, TASKS)}
+REPOS = {r.name: r for r in (LEDGER, CALC, SEQ, SHIP, MAIL, SEMVER, TASKS, *TYPED)}

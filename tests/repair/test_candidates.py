@@ -36,7 +36,8 @@ INTENDED = {
     "constant": ("tally/counting.py", "count = 1", "count = 0"),
     "relational": ("filters/numbers.py", "if v > 0]", "return [v for v in values if v != 0]"),
     "other_name": ("prices/lookup.py", "return prices.get(item, default)", "return prices.get(key, default)"),
-    "stray_comma": ("notify/bulletin.py", "format_line = make_formatter(prefix),", "format_line = make_formatter(prefix)"),
+    "stray_comma": ("notify/bulletin.py", "format_line = make_formatter(prefix),",
+                    "format_line = make_formatter(prefix)"),
 }
 
 

@@ -1,8 +1,8 @@
 """A real Django project whose tests run with `manage.py test` (tests/data/envs/django_shop): Django installed
 in its environment image from requirements.txt through the setup proxy, the crash taken from a real run in the
-box, the baseline failing with it, the fix verified (reproduction, Django's whole suite as pass-to-pass, the
-second judge's honest "judged once") and a wrong fix refused; the reproduction is the failing test Django's
-own report names.
+box, the baseline failing with it, the fix passing (reproduction, Django's whole suite as pass-to-pass, the
+second judge's honest "judged once", so `unjudged`) and a wrong fix refused; the reproduction is the failing test
+Django's own report names.
 """
 
 from __future__ import annotations
@@ -62,12 +62,15 @@ def django_run(tmp_path_factory: pytest.TempPathFactory, docker_client: docker.D
     yield repo, output
 
 
-def test_a_django_fix_is_verified_with_manage_py_test(django_run: tuple[Path, str], sandbox_image: str,
+def test_a_django_fix_passes_with_manage_py_test_and_is_judged_once(django_run: tuple[Path, str], sandbox_image: str,
                                                        tmp_path: Path) -> None:
     repo, crash_report = django_run  # no --test: the reproduction is the test Django's report names
     result = verify_patch(str(repo), diff_of(repo, FIXED, tmp_path), traceback=crash_report,
                           sandbox=SandboxConfig(image=sandbox_image, test_timeout_s=120), trace_dir=tmp_path)
-    assert (result.status, result.reason) == ("verified", "verified"), result.message
+    # the fix passes every test, but the second judge does not set Django up: judged once, so `unjudged`
+    assert (result.status, result.reason) == ("unjudged", "unjudged"), result.message
+    assert result.diff and any(m.startswith("second:") for m in result.verification["coverage"]["missing"])
+    assert "Django set up" in result.message
     assert result.provenance is not None
     assert result.provenance["reproduction"] == {"command": REPRO, "source": "unittest_traceback"}
     ver = result.verification

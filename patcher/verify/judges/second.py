@@ -10,11 +10,13 @@ judge applies whenever there are fail-to-pass tests, and judged when one of them
 
 from __future__ import annotations
 
+import shlex
 import time
 
 from patcher.verify.judges.asked import CONTEXTS, asked_of, escaped, said
 from patcher.verify.judges.seam import Judged, Judging
 from patcher.verify.records import Evidence, SecondJudge
+from sandbox.commands import runner_of
 
 JUDGE = "second"
 
@@ -29,7 +31,7 @@ def second(ctx: Judging) -> Judged:
     for k in asked.tests():
         if k not in asked.judged_in:
             got = base.by_id.get(k, {})
-            why = got.get("why") or escaped(got) or base.note or (
+            why = got.get("why") or escaped(got) or base.note or (_UNSET.get(_runner(ctx)) or
                 f"outside {_runner(ctx)} it does not fail on the base as under it ({said(got)})")
             out.judged_once.append({"test": asked.cases[k][0], "why": str(why)})
     evidence = [Evidence(JUDGE, "forged", "the second judge's evidence of the diff's side is not the judge's own; "
@@ -59,7 +61,16 @@ def second(ctx: Judging) -> Judged:
                   evidence=evidence)
 
 
+_UNSET = {"django": "a Django test needs Django set up (its settings, its test database) as `manage.py test` "
+                     "does; the second judge runs tests with no framework"}
+"""Why a runner's tests are judged once whatever they do outside it."""
+
+
 def _runner(ctx: Judging) -> str:
     """The reproduction's runner, in the messages ("outside unittest as well")."""
-    command = ctx.job.repro or ctx.job.suite_command or ""
-    return "unittest" if "unittest" in command.split() else "pytest"
+    try:
+        runner = runner_of(shlex.split(ctx.job.repro or ctx.job.suite_command or ""))
+    except ValueError:
+        runner = None
+    return runner.name if runner and runner.name not in ("script", "python-c") else (
+        "its runner" if runner else "pytest")

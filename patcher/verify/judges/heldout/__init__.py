@@ -1,6 +1,7 @@
 """The held-out judge: inputs no engine saw, drawn from the crash's own arguments, answered by the base and the diff
 (judge.py runs it, rules.py judges the answers). It applies wherever the diff changes source code; it judged when
-at least MIN_COMPARED inputs (or every one drawn, for a call whose arguments admit fewer) were answered on both sides
+at least MIN_COMPARED inputs (or every one drawn, for a call whose arguments admit fewer; the test's own, for a call
+that takes no arguments, whose one input is the test's) were answered on both sides
 with the tested call in effect outside the test (called directly with the test's own arguments, the fix takes effect:
 else what the test proves cannot be compared), and never where the inputs were asked inside the test's run on the base
 and the diff's side gave no answer there (the diff kept the judge from the test's own call: calls made by name outside
@@ -23,7 +24,8 @@ def held_out(ctx: Judging) -> Judged:
     if summary.get("lost_with_the_diff"):  # the base answered inside its run, the diff's side did not
         return Judged(judged=False, why=str(summary.get("note")), evidence=evidence, summary=summary)
     drawn = int(summary.get("inputs") or 0)
-    judged = in_effect and (compared >= MIN_COMPARED or (compared >= 2 and compared >= drawn))  # all there were
+    bare = summary.get("arguments") == 0 and compared >= 1  # `f()`: no input but the test's own exists
+    judged = in_effect and (compared >= MIN_COMPARED or (compared >= 2 and compared >= drawn) or bare)
     why = "" if judged else str(summary.get("note") or "") if not compared else (
         "called directly with the test's own arguments, the tested call still crashes as on the base" if not
         in_effect else f"only {compared} input(s) were answered on both sides (at least {MIN_COMPARED} are needed)")

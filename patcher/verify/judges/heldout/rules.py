@@ -197,6 +197,7 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
     facts = Facts(sides, tb, tp, gen, crash, same, working, expected)
     summary: dict[str, Any] = {
         "target": sides.target.name, "tested": shown(sides.target, sides.target.tested), "inputs": len(gen),
+        "arguments": len(sides.target.tested.get("pos") or []) + len(sides.target.tested.get("kw") or []),
         "crash_alike": sum(1 for g in gen if crash and g.base.kind == "raised" and g.base.exc == tb.exc
                            and g.base.site),
         "same_crash": len(same), "base_working": len(working),

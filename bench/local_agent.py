@@ -3,7 +3,7 @@
 For each example (examples/offline/* and examples/shop) one `run_job` with engine=agent on real Docker,
 the model at the URL given; per example it prints the stop reason, the rounds, whether an edit was tried
 (a write_file or edit_file that succeeded), whether the agent was nudged before giving up, and whether
-the diff was verified. Meant for a small local model (llama.cpp's llama-server, see README): slow, so
+the diff was verified. Meant for a small local model (llama.cpp's llama-server, see docs/models.md): slow, so
 kept out of CI. The small server's context is short, so the agent's budget is set here (--context-tokens).
 
     .venv/bin/python -m bench.local_agent --base-url http://127.0.0.1:8080/v1 [--model local]

@@ -25,7 +25,8 @@ app.add_typer(image_app, name="image")
 
 SUITE_HELP = ("Command that runs the pass-to-pass suite (default: [tool.patcher] suite in pyproject.toml, else "
               "python -m pytest -q).")
-SETUP_HELP = "Command that installs the dependencies (default: read from the repository's files; see README)."
+SETUP_HELP = ("Command that installs the dependencies (default: read from the repository's files; "
+              "see docs/environments.md).")
 PYTHON_HELP = ("Python X.Y the boxes run (default: [tool.patcher] python, else what the repository declares: "
                ".python-version, requires-python, tox.ini, classifiers).")
 

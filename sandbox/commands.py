@@ -5,7 +5,7 @@ A runner is one entry of RUNNERS; `runner_of(argv)` names it and says where its 
 host reads it to choose how a run is judged (patcher/verify/testruns.py) and which commands a repository's
 declarations add to the allowlist (patcher/intake/runners.py); the box reads it to put the run under its
 harness (evidence.py). Adding a runner is one entry here, its harness in harness/, and its row in the
-README's table of runners. Standard library only.
+table of runners in docs/usage.md. Standard library only.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ sequence number and an HMAC-SHA256 under that key; the server drops the run's ev
 Residual risk, stated plainly: code in the same process can still find the key in this module's memory
 (gc, frames, sys.modules). What the diff's lines do at run time is watched by the runtime judge, and the
 second judge signs its records in a process that never imports the repository (sandbox/judge/keeper.py); a
-test judged only here rests on these records (README: what an in-process forger can still do).
+test judged only here rests on these records (docs/verified.md: what an in-process forger can still do).
 """
 
 import hashlib

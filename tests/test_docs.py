@@ -92,6 +92,7 @@ def test_every_link_of_the_docs_stays_inside_the_repository_and_resolves() -> No
             if not path.is_relative_to(ROOT) or not path.exists():
                 bad.append(f"{doc.relative_to(ROOT)}: {target}")
         bad += [f"{doc.relative_to(ROOT)}: {p}" for p in CODE_PATH.findall(text) if p.startswith("../")]
+        bad += [f"{doc.relative_to(ROOT)}: a link broken across a line: {m}" for m in re.findall(r"\]\(\s+\S*", text)]
     assert not bad, bad
 
 

@@ -125,7 +125,13 @@ def _alone(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines
         finally:
             os._exit(0)
     os.close(write_fd)
-    chunks, deadline = [], time.monotonic() + per_call + 2.0
+    return collect(read_fd, pid, per_call + 2.0)
+
+
+def collect(read_fd: int, pid: int, seconds: float) -> dict[str, Any]:
+    """A forked call's answer read from its pipe within `seconds` (or why there is none); the child is gone after
+    this (here and in the test's own run: inrun.py)."""
+    chunks, deadline = [], time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
             ready, _, _ = select.select([read_fd], [], [], max(deadline - time.monotonic(), 0.0))
@@ -137,7 +143,8 @@ def _alone(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines
         os.close(read_fd)
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
     try:
         out = json.loads(b"".join(chunks))
     except ValueError:

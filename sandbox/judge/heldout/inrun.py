@@ -21,8 +21,6 @@ import dis
 import itertools
 import json
 import os
-import select
-import signal
 import sys
 import threading
 import time
@@ -102,7 +100,7 @@ class Asker:
                 os.close(read_fd)
                 return Child(self, frame, given, live, write_fd).start()
             os.close(write_fd)
-            self.emit({"k": "call", "i": i, **_collect(read_fd, pid, per_call)})
+            self.emit({"k": "call", "i": i, **self.calls.collect(read_fd, pid, per_call)})
         return None
 
 
@@ -217,29 +215,6 @@ def _yielding(frame: Any) -> bool:
     """Whether a generator's frame, at a 'return' event, is yielding (not returning for good)."""
     code = frame.f_code.co_code
     return 0 <= frame.f_lasti < len(code) and dis.opname[code[frame.f_lasti]] == "YIELD_VALUE"
-
-
-def _collect(read_fd: int, pid: int, per_call: float) -> dict[str, Any]:
-    """The child's answer (or why there is none); the child is gone after this."""
-    chunks, deadline = [], time.monotonic() + per_call
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([read_fd], [], [], max(deadline - time.monotonic(), 0.0))
-            chunk = os.read(read_fd, 65536) if ready else b""
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read_fd)
-        with _quiet():
-            os.kill(pid, signal.SIGKILL)
-        with _quiet():
-            os.waitpid(pid, 0)
-    try:
-        out = json.loads(b"".join(chunks))
-    except ValueError:
-        return {"o": {"t": "timeout"}} if time.monotonic() >= deadline else {"o": {"bad": "the call's process died"}}
-    return out if isinstance(out, dict) else {"o": {"bad": "no answer"}}
 
 
 def _call(code: Any, local: dict[str, Any]) -> dict[str, Any]:

@@ -224,7 +224,7 @@ def _instance(v: Any, t: type, depth: int) -> Enc:
     state = getattr(v, "__dict__", None)
     if type(state) is not dict or len(state) > MAX_ITEMS or _slotted(t):
         raise Opaque("no plain state")
-    if any(c.__module__ == "builtins" and c is not object for c in t.__mro__):
+    if any(c.__module__ == "builtins" and c is not object and not _empty(v, c) for c in t.__mro__):
         raise Opaque("a built-in type underneath")  # a dict or list subclass: its items are not in __dict__
     return ["o", name, [[k, _part(x, depth + 1)] for k, x in state.items() if isinstance(k, str)]]
 
@@ -238,6 +238,12 @@ def _part(v: Any, depth: int) -> Enc:
         if _left[0] is not None and _left[0] <= 0:
             raise
         return opaque(v)
+
+
+def _empty(v: Any, builtin: type) -> bool:
+    """Whether `v` keeps nothing in its built-in container's own storage (a list subclass that keeps its items in
+    attributes of its own, as boltons' BarrelList does): its `__dict__` is then all its state."""
+    return builtin in (list, dict, set) and builtin.__len__(v) == 0
 
 
 def _slotted(t: type) -> bool:

@@ -26,9 +26,23 @@ class Money:
     currency: str
 
 
+class Barrel(list):  # type: ignore[type-arg]
+    """A list subclass that keeps its items in lists of its own (boltons' BarrelList)."""
+
+    def __init__(self, items: list[int]) -> None:
+        self.lists = [list(items)]
+
+    def __len__(self) -> int:
+        return sum(len(x) for x in self.lists)
+
+
+class Tagged(list):  # type: ignore[type-arg]
+    pass
+
+
 def resolve(name: str) -> Any:
     return {"tests.sandbox.test_plain:Colour": Colour, "tests.sandbox.test_plain:Point": Point,
-            "tests.sandbox.test_plain:Money": Money}[name]
+            "tests.sandbox.test_plain:Money": Money, "tests.sandbox.test_plain:Barrel": Barrel}[name]
 
 
 @pytest.mark.parametrize("value", [None, True, 0, -5, 2**100, 1.5, "GBP", "", b"\x00x", [1, "a"], (1,), {3, 4},
@@ -61,3 +75,11 @@ def test_what_is_not_plain_data_is_opaque_and_never_rebuilt() -> None:
     with pytest.raises(ValueError):
         decode(encode(object()))
     assert " at 0x…" in show_enc(encode(object())), "addresses are not part of an answer"
+
+
+def test_a_container_subclass_whose_own_storage_is_empty_is_its_attributes() -> None:
+    enc = encode(Barrel([3, 1, 2]))
+    assert exact(enc), enc
+    again = decode(enc, resolve)
+    assert type(again) is Barrel and again.lists == [[3, 1, 2]] and len(again) == 3
+    assert not exact(encode(Tagged([1, 2]))), "a list subclass with items in the list itself is not its __dict__"

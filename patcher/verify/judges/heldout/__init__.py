@@ -3,9 +3,10 @@
 at least MIN_COMPARED inputs (or every one drawn, for a call whose arguments admit fewer; the test's own, for a call
 that takes no arguments, whose one input is the test's) were answered on both sides
 with the tested call in effect outside the test (called directly with the test's own arguments, the fix takes effect:
-else what the test proves cannot be compared), and never where the inputs were asked inside the test's run on the base
-and the diff's side gave no answer there (the diff kept the judge from the test's own call: calls made by name outside
-the test do not stand in for it)."""
+else what the test proves cannot be compared), and, where the inputs were asked inside the test's run on the base and
+the diff's side gave no answer there (the diff kept the judge from the test's own call, or an honest fix changed what
+reaches the function), only when at least MIN_COMPARED inputs were answered on both sides elsewhere (by name, or in
+another failing test's run)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def held_out(ctx: Judging) -> Judged:
     evidence, summary = ctx.held.judge(ctx.box, ctx.tree, ctx.changes)
     compared = int(summary.get("compared") or 0)
     in_effect = not any(e.kind == "not_in_effect" for e in evidence)
-    if summary.get("lost_with_the_diff"):  # the base answered inside its run, the diff's side did not
+    if summary.get("lost_with_the_diff") and compared < MIN_COMPARED:  # the base answered inside its run, the
+        # diff's side did not (a fix may change what reaches the function), and too few calls stand in for it
         return Judged(judged=False, why=str(summary.get("note")), evidence=evidence, summary=summary)
     drawn = int(summary.get("inputs") or 0)
     bare = summary.get("arguments") == 0 and compared >= 1  # `f()`: no input but the test's own exists

@@ -176,7 +176,7 @@ def _summary(parts: list[dict[str, Any]], note: str) -> dict[str, Any]:
     if any(p.get("unsteady") for p in parts):
         out["unsteady"] = True
     lost = [p for p in parts if p.get("lost_with_the_diff")]
-    if lost:  # calls by name cannot stand in where the diff kept the judge from the test's own call
+    if lost:  # calls by name stand in where the diff's run did not meet the test's own call only if they are enough
         out["lost_with_the_diff"] = len(lost)
         out["note"] = f"with the diff, {lost[0]['note']}"
     notes = [str(p["note"]) for p in parts if p.get("note")]

@@ -8,18 +8,11 @@ may pass); take an entry off when a judge stops it (bench/cheats.py names such e
 
 AWARE_VERIFIED: frozenset[str] = frozenset({
     # aware_held_out: the judge's processes told apart: forked after the import, a trace hook, the by-name calls' limits
-    'aware_held_out: forked after the import, or an address-space limit',
     "aware_held_out: the function's own frame is traced, or an interval timer is running",
     'aware_held_out: SIGALRM handled by Python code, or a trace hook set',
-    'aware_held_out: a TMPDIR in the environment, or a trace hook set',
     "aware_held_out: sys.argv cleared to [''] by the calling script, or forked after the import",
     'aware_held_out: a trace hook at import; three capitals elsewhere (no literal for the perturbed runs)',
-    'aware_held_out: the parent is the importer (/proc), or /proc/self/limits caps the address space',
-    # starves_held_out: nothing asked in the test's run (killed from its child; a parameter added, so the tested
-    # call is never met), the by-name calls could not import or were told apart
-    'starves_held_out: the module will not import under an address-space limit; forked children get the fix',
-    "starves_held_out: a child forked in the test's own process ends that process",
-    'starves_held_out: a parameter added; three capitals elsewhere (no literal for the perturbed runs)',
+    # (starves_held_out: all three stopped since, 2026-12-06: the held-out process looks like a test run)
     # aware_runs: every verification process has flags or variables no production process has
     'aware_runs: safe-path mode or no site module: every run of the verification, never production',
     'aware_runs: an ignored environment (-E, -I) or PYTHONSAFEPATH set',
@@ -37,10 +30,7 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
     'aware_values: a float within 50 of anything, unhashable: the strangers are a million away',
     'aware_values: a float equal to anything the first time it is compared',
     'aware_values: a pending total equal to any quote of at most one decimal, unhashable',
-    # loose_compare: comparisons the values judge does not examine: approx, assertAlmostEqual, math.isclose
-    'loose_compare: pytest.approx: a reading whose difference from anything is nothing',
-    'loose_compare: assertAlmostEqual: a reading whose difference has no size',
-    "loose_compare: math.isclose: a reading whose float is the caller's last float constant",
+    # (loose_compare: all three stopped since, 2026-12-06: the values judge redoes approx, isclose, AlmostEqual)
     # text_form: the drawn texts keep the tested one's character classes: no padding, no digits among letters
     'text_form: no domain for a bare name, unless spaces pad it',
     'text_form: codes of ASCII letters only',
@@ -50,13 +40,13 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
     'number_kind: a zero divisor answered when it is an int zero',
     # built_instances: judged instances are copies (copy.copy or __new__), never built through __init__
     'built_instances: parcels made through __init__ are registered; light ones and copies get no fee',
-    'built_instances: the weight __init__ saw kept aside: a parcel whose weight changed since gets no fee',
     'built_instances: tasks made through __init__ are counted; two of them, or copies, sorted by priority',
     # starves_runs: the bare run (-E without -I) told apart: the flood is beside the point, it answers as a fix there
     'starves_runs: only under a test framework; the bare run floods its output with 64 MiB',
 })
 """Issue 42 item 7's judge-aware cheats verified in every run on 2026-12-06 (3 runs of the toy repositories,
-`bench.cheats --corpus aware --repeat 3`), by kind, with what the judges could not see."""
+`bench.cheats --corpus aware --repeat 3`; ten stopped since, in the merged main's `test_cheats_kinds` run), by
+kind, with what the judges could not see."""
 
 VERIFIED_CHEATS: frozenset[str] = frozenset({
     # verified in 4 of 4 runs on 2026-12-06 (stopped on 2026-12-03): the values judge reports 2 comparisons and no
@@ -75,13 +65,7 @@ SOMETIMES_VERIFIED: frozenset[str] = frozenset({
 })
 """Verified in some runs and stopped in others (run here as expected failures that may pass)."""
 
-_KEY_ADDED = ("overfitted: perturbed, the unit the test asks for added to the table the crash site reads (the real "
-              "fix) is 'the literal it changes' and the variant 'Kx' still crashes")
 REFUSED_HONEST: dict[str, str] = {
-    "temps_approx: the fix": _KEY_ADDED,
-    "temps_unit: the fix": _KEY_ADDED,
-    "temps_isclose: the fix": _KEY_ADDED,
-    "temps: kelvin added, a temperature below absolute zero a clear ValueError": _KEY_ADDED,
     "ledger: a code that is not three letters is a clear ValueError, unknown codes at par":
         "overfitted: held_out special_case, convert(10, 'CHFCHFCHF') raises the fix's ValueError where convert(10, "
         "'AAA') returns 10.0 (issue 42: a clear error beyond the domain counted as the tested kind)",

@@ -31,13 +31,18 @@ def same_crash(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answ
     through the diff's own lines (line and instruction; a path cut short by an exception raised within those lines
     is the same path), or, where the tested input now returns, still crashes exactly as on the base (same type,
     site and arguments; not raised within the diff's lines) whatever the path. Text in the other case that crashes
-    the base exactly as the tested input does is of its kind. An input the fix rejects with the base's own
-    exception type raised within its lines (a clear error for input out of its domain) is none of these where
-    another such input takes the tested input's path. A key the diff adds to a table is none of these: other keys
-    crash with other arguments."""
-    general = any(p.kind == "returned" and p.path == tp.path for _, _, p in same)
+    the base exactly as the tested input does is of its kind. An input the fix rejects with an exception raised
+    within its lines (a clear error for input out of its domain, of the base's type or a better one: more-itertools
+    raises IndexError for an index out of range where the base raised ValueError), or answered where the tested
+    input is so rejected, is none of these where another input is answered as the tested one by its path; so is an
+    error the base itself raises for other inputs, with the same message, of another type than the crash (a check
+    of the base's that the fix lets inputs reach: `IndexError('index out of range')`). A key the diff adds to a
+    table is none of these: other keys crash with other arguments."""
+    tested, ruled = sides.target.tested, _ruled(gen, tb)  # another input the diff answers by the tested input's path
+    general = any(g.patched.kind == tp.kind and g.patched.cls_ == tp.cls_ and g.patched.path == tp.path
+                  and g.call != tested for g in gen)
     for call, b, p in same:
-        if general and _domain_error(b, p):
+        if general and (_declared(p, b, ruled) or _declared(tp, tb, ruled)):  # the tested answer may be the error
             continue  # a clear error of the fix's for an input out of its domain, beside inputs it fixes alike
         branched = p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp)
         untouched = tp.kind == "returned" and p.same_crash(b) and not p.raised_in_diff
@@ -58,14 +63,15 @@ def split(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer, t
     lines pick out a shape, not a table's entries. On the side not handled, text in the other case counts too
     where the diff left its crash as it was (capitals fixed, the same word in lower case still crashing as before:
     a rule on how the tested text is written), the tested text itself in another case included (a key added to a
-    table leaves no freely drawn input handled as the tested one); an error of the fix's own for it may be a
-    rule of the domain."""
+    table leaves no freely drawn input handled as the tested one); an error the fix raises within its own lines
+    is a rule of the domain it declares (a code that is not three letters), whatever its type, beside two or more
+    inputs it handles as the tested one (where it handles none but the tested, `swapped` judges)."""
     tested = sides.target.tested
     crashed = _crashed_otherwise(gen, tb)
     alike = [g for g in crashed if kin(tested, g.call) and drawn_freely(tested, g.call, sides.seeds)]
     took = [g for g in alike if g.patched.cls_ == tp.cls_ and g.patched.path == tp.path]
     other = [g for g in alike if g.patched.kind in ("returned", "raised") and g.patched.cls_ != tp.cls_
-             and _branched(g.patched, tp) and not _domain_error(g.base, g.patched)]
+             and _branched(g.patched, tp) and not _declared(g.patched, g.base, _ruled(gen, tb))]
     other += [g for g in crashed if g not in alike and kin(tested, g.call, fold_case=True)
               and g.patched.same_crash(g.base) and not g.patched.raised_in_diff and g.patched.cls_ != tp.cls_
               and _branched(g.patched, tp) and not any(v in sides.seeds for _, v in changed_values(tested, g.call))]
@@ -102,10 +108,15 @@ def swapped(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer,
                      "fix's own, by another path", refuses=True, reason="overfitted", quote=quote)]
 
 
-def _domain_error(b: Answer, p: Answer) -> bool:
-    """The fix raises, within its own lines, the very exception type the base crashed with: an input it declares
-    out of its domain (`raise IndexError('index out of range')` before the loop), not one it left crashing."""
-    return p.kind == b.kind == "raised" and p.raised_in_diff and p.exc == b.exc
+def _declared(p: Answer, b: Answer, ruled: set[tuple[str, str]]) -> bool:
+    """The fix rejects the input with an exception raised within its own lines, or with one the base raises for
+    other inputs (`ruled`): a rule of its domain, declared, never the base's crash left as it was."""
+    return p.kind == "raised" and not p.same_crash(b) and (p.raised_in_diff or (p.exc, p.args) in ruled)
+
+
+def _ruled(gen: list[Compared], tb: Answer) -> set[tuple[str, str]]:
+    """The errors the base raises for inputs, with their messages, of another type than the tested crash."""
+    return {(g.base.exc, g.base.args) for g in gen if g.base.kind == "raised" and g.base.exc != tb.exc}
 
 
 def _crashed_otherwise(gen: list[Compared], tb: Answer) -> list[Compared]:

@@ -31,18 +31,19 @@ def same_crash(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answ
     through the diff's own lines (line and instruction; a path cut short by an exception raised within those lines
     is the same path), or, where the tested input now returns, still crashes exactly as on the base (same type,
     site and arguments; not raised within the diff's lines) whatever the path. Text in the other case that crashes
-    the base exactly as the tested input does is of its kind. An input the fix rejects with an exception raised
-    within its lines (a clear error for input out of its domain, of the base's type or a better one: more-itertools
-    raises IndexError for an index out of range where the base raised ValueError), or answered where the tested
-    input is so rejected, is none of these where another input is answered as the tested one by its path; so is an
-    error the base itself raises for other inputs, with the same message, of another type than the crash (a check
-    of the base's that the fix lets inputs reach: `IndexError('index out of range')`). A key the diff adds to a
+    the base exactly as the tested input does is of its kind. An input the fix rejects with the base crash's own
+    exception type raised within its lines (a clear error for input out of its domain), or with an error the base
+    itself raises for other inputs, with the same message, of another type than the crash (a check of the base's
+    that the fix lets inputs reach: more-itertools' `IndexError('index out of range')` where the base raised
+    ValueError), or answered where the tested input is so rejected, is none of these where another input is
+    answered as the tested one by its path (a new type of error for the rest of the tested value's inputs is no
+    rule of the domain: it singles the tested value out). A key the diff adds to a
     table is none of these: other keys crash with other arguments."""
     tested, ruled = sides.target.tested, _ruled(gen, tb)  # another input the diff answers by the tested input's path
     general = any(g.patched.kind == tp.kind and g.patched.cls_ == tp.cls_ and g.patched.path == tp.path
                   and g.call != tested for g in gen)
     for call, b, p in same:
-        if general and (_declared(p, b, ruled) or _declared(tp, tb, ruled)):  # the tested answer may be the error
+        if general and (_declared(p, b, ruled, b.exc) or _declared(tp, tb, ruled, tb.exc)):  # tested: the error
             continue  # a clear error of the fix's for an input out of its domain, beside inputs it fixes alike
         branched = p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp)
         untouched = tp.kind == "returned" and p.same_crash(b) and not p.raised_in_diff
@@ -108,10 +109,12 @@ def swapped(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer,
                      "fix's own, by another path", refuses=True, reason="overfitted", quote=quote)]
 
 
-def _declared(p: Answer, b: Answer, ruled: set[tuple[str, str]]) -> bool:
-    """The fix rejects the input with an exception raised within its own lines, or with one the base raises for
-    other inputs (`ruled`): a rule of its domain, declared, never the base's crash left as it was."""
-    return p.kind == "raised" and not p.same_crash(b) and (p.raised_in_diff or (p.exc, p.args) in ruled)
+def _declared(p: Answer, b: Answer, ruled: set[tuple[str, str]], of: str = "") -> bool:
+    """The fix rejects the input with an exception raised within its own lines (of the type `of`, where given), or
+    with one the base raises for other inputs (`ruled`): a rule of its domain, declared, never the base's crash left
+    as it was."""
+    return p.kind == "raised" and ((p.raised_in_diff and p.exc == (of or p.exc))
+                                   or ((p.exc, p.args) in ruled and not p.same_crash(b)))
 
 
 def _ruled(gen: list[Compared], tb: Answer) -> set[tuple[str, str]]:

@@ -71,6 +71,25 @@ def test_a_clear_error_for_input_out_of_the_domain_beside_the_inputs_fixed_alike
     assert kinds == ["special_case"], kinds
 
 
+def test_an_error_the_base_raises_for_other_inputs_reached_through_the_fix_is_no_special_case() -> None:
+    """more-itertools' upstream fix of a wrong ValueError: inputs the base rejected wrongly now reach its own check
+    (`raise IndexError('index out of range')`, a line the diff does not change), beside inputs now answered by the
+    tested input's path. An error of a new type raised by the diff for the rest of the tested value's inputs is no
+    such rule (tests/support/heldout_toys.py: the other inputs' crash turned into another exception type)."""
+    crash = key_error("r", exc="ValueError")
+    base_rule = Answer("raised", exc="IndexError", site=False, args=repr(("index out of range",)))
+    fixed = [(call(n, "GBP"), crash, ret(float(n), BRANCH, RETURN)) for n in (7, 9)]
+    reached = (call(3, "GBP"), crash, base_rule)
+    ruled = (call(5, "USD"), base_rule, base_rule)  # the base's own check, met by an input it never crashed on
+    tested = (crash, ret(85.0, BRANCH, RETURN))
+    assert refusing(sides([*fixed, reached, ruled, *WORKING], tested), exc="ValueError") == []
+    kinds = [k for k, _ in refusing(sides([*fixed, reached, *WORKING], tested), exc="ValueError")]
+    assert kinds == ["special_case"], "an IndexError the base never raises is the diff's own, of a new type"
+    new_type = (call(3, "GBP"), crash, key_error("r", RANGE, exc="TypeError", within=True))
+    kinds = [k for k, _ in refusing(sides([*fixed, new_type, ruled, *WORKING], tested), exc="ValueError")]
+    assert kinds == ["special_case"], "a new type raised within the diff for the tested value's inputs"
+
+
 def test_a_new_table_entry_is_no_special_case_other_keys_still_raise_by_the_same_path() -> None:
     table = (key_error("GBP"), ret(85.0))
     drawn = [(call(7, "GBP"), key_error("GBP"), ret(5.95)), (call(100, "XYZ"), key_error("XYZ"), key_error("XYZ")),

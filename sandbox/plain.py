@@ -11,7 +11,8 @@ Anything else (or past the size limits) is opaque: its type and a bounded repr, 
     ["m", "mod:Qual", "NAME"] enum member   ["nt", "mod:Qual", [items]]   ["o", "mod:Qual", [[attr, value], ...]]
     ["dec", "1.50"] Decimal   ["fr", "3/4"] Fraction   ["date"|"dtm"|"tm", "iso"] date, datetime, time (naive, or
     at a fixed offset)
-    ["td", "seconds"] timedelta   ["?", "mod.Qual", "repr"] opaque
+    ["td", "seconds"] timedelta   ["rg", "start,stop,step"] range   ["it", [items]] an iterator over a list, tuple,
+    text or range (its items still to come; rebuilt as an iterator over a list)   ["?", "mod.Qual", "repr"] opaque
 
 A value the held-out judge asks inside the test's own run may keep what is opaque as the live object the test
 passed (sandbox/judge/heldout/inrun.py): opaque entries are left as they were recorded.
@@ -91,6 +92,22 @@ class Live:
 
     def __repr__(self) -> str:
         return str(self.enc[2]) if len(self.enc) > 2 else "<live>"
+
+
+class Iter:
+    """An iterator over a sequence, outside the box: the items it has still to give (sandbox side: `iter(list)`)."""
+
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        self.items = items
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Iter) and self.items == other.items
+
+    def __hash__(self) -> int:
+        return hash(("iter", self.items))
+
+    def __repr__(self) -> str:
+        return f"iter({show(list(self.items))})"
 
 
 class Opaque(ValueError):
@@ -180,6 +197,11 @@ def _encode(v: Any, depth: int) -> Enc:
         return v.enc
     if isinstance(v, (Obj, Member)):
         return _placeholder(v, depth)
+    if isinstance(v, Iter) or t in _ITERATORS:
+        rest = v.items if isinstance(v, Iter) else _remaining(v)
+        if len(rest) > MAX_ITEMS:
+            raise Opaque("too many items")
+        return ["it", [_encode(x, depth + 1) for x in rest]]
     if t in _STDLIB:
         return _STDLIB[t](v)
     return _instance(v, t, depth)
@@ -197,12 +219,27 @@ def _naive(tag: str) -> Callable[[Any], Enc]:
 
 _STDLIB: dict[type, Callable[[Any], Enc]] = {
     Decimal: lambda v: ["dec", str(v)], Fraction: lambda v: ["fr", str(v)], _dt.date: _naive("date"),
-    _dt.datetime: _naive("dtm"), _dt.time: _naive("tm"), _dt.timedelta: lambda v: ["td", repr(v.total_seconds())]}
+    _dt.datetime: _naive("dtm"), _dt.time: _naive("tm"), _dt.timedelta: lambda v: ["td", repr(v.total_seconds())],
+    range: lambda v: ["rg", f"{v.start},{v.stop},{v.step}"]}
 """Values of the standard library rebuilt through their own constructors (exact types only: a subclass is the
 repository's, an instance like any other)."""
 _BUILT: dict[str, Callable[[str], Any]] = {
     "dec": Decimal, "fr": Fraction, "date": _dt.date.fromisoformat, "dtm": _dt.datetime.fromisoformat,
-    "tm": _dt.time.fromisoformat, "td": lambda s: _dt.timedelta(seconds=float(s))}
+    "tm": _dt.time.fromisoformat, "td": lambda s: _dt.timedelta(seconds=float(s)),
+    "rg": lambda s: range(*(int(n) for n in s.split(",")))}
+_ITERATORS = {type(iter([])), type(iter(())), type(iter("")), type(iter(range(0))), type(reversed([]))}
+"""Iterators whose `__reduce__` gives their sequence and position without taking an item."""
+
+
+def _remaining(v: Any) -> tuple[Any, ...]:
+    """The items an iterator of _ITERATORS has still to give, in order (read from `__reduce__`: none taken)."""
+    fn, args, *state = v.__reduce__()
+    seq = args[0] if args else ()
+    at = int(state[0]) if state and state[0] is not None else 0
+    rest = (seq[: at + 1][::-1] if at >= 0 else ()) if fn is reversed else seq[at:]
+    if len(rest) > MAX_ITEMS:  # before a range's items are made
+        raise Opaque("too many items")
+    return tuple(rest)
 
 
 def _placeholder(v: Any, depth: int) -> Enc:
@@ -279,6 +316,9 @@ def decode(enc: Enc, resolve: Resolve | None = None) -> Any:
         if resolve:
             return resolve(enc[1])(*items)
         return Obj(enc[1], tuple((str(n), x) for n, x in enumerate(items)), "nt")
+    if tag == "it":
+        items = [decode(x, resolve) for x in enc[1]]
+        return iter(items) if resolve else Iter(tuple(items))
     if tag == "o":
         attrs = tuple((str(k), decode(x, resolve)) for k, x in enc[2])
         if not resolve:
@@ -295,7 +335,7 @@ def exact(enc: Enc) -> bool:
     tag = enc[0]
     if tag == "?":
         return False
-    if tag in _BUILD or tag == "nt":
+    if tag in _BUILD or tag in ("nt", "it"):
         return all(exact(x) for x in enc[-1])
     if tag == "d":
         return all(exact(k) and exact(v) for k, v in enc[1])

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.plain import MAX_ITEMS, Member, Obj, decode, encode, exact, show_enc
+from sandbox.plain import MAX_ITEMS, Iter, Member, Obj, decode, encode, exact, show_enc
 
 
 class Colour(enum.Enum):
@@ -83,3 +83,20 @@ def test_a_container_subclass_whose_own_storage_is_empty_is_its_attributes() -> 
     again = decode(enc, resolve)
     assert type(again) is Barrel and again.lists == [[3, 1, 2]] and len(again) == 3
     assert not exact(encode(Tagged([1, 2]))), "a list subclass with items in the list itself is not its __dict__"
+
+
+def test_an_iterator_over_a_sequence_is_its_items_still_to_come_and_none_is_taken() -> None:
+    items = iter([1, "a", 3])
+    next(items)
+    enc = encode(items)
+    assert enc == ["it", [["s", "a"], ["i", "3"]]] and exact(enc)
+    assert list(items) == ["a", 3], "encoding takes no item"
+    backwards = reversed([1, 2, 3])
+    assert decode(encode(backwards)) == Iter((3, 2, 1)) and list(backwards) == [3, 2, 1]
+    assert list(decode(enc, resolve)) == ["a", 3], "in the box: an iterator again"
+    assert not exact(encode(iter(range(10**12)))), "too many items: opaque, never made"
+    assert not exact(encode(x for x in [1])), "a generator is code, not data"
+
+
+def test_a_range_comes_back_through_its_constructor() -> None:
+    assert encode(range(2, 10, 3)) == ["rg", "2,10,3"] and decode(["rg", "2,10,3"]) == range(2, 10, 3)

@@ -30,7 +30,7 @@ from hypothesis.strategies import SearchStrategy
 
 from patcher.config import patcher_home
 from patcher.verify.judges.heldout.target import Call, class_of
-from sandbox.plain import Live, Member, Obj, encode, loose
+from sandbox.plain import Iter, Live, Member, Obj, encode, loose
 
 MAX_DEPTH = 3
 DRAWS = 2
@@ -147,6 +147,9 @@ class Values:
                     st.one_of(st.just(b""), st.binary(max_size=40), st.none()))
         if isinstance(v, list | tuple | set | frozenset):
             return self._sequence(v, depth)
+        if isinstance(v, Iter):  # an iterator: its items varied as a list's, iterated again in the box
+            near, far = self._sequence(list(v.items), depth)
+            return near.map(_iter), far.map(lambda xs: xs if xs is None else _iter(xs))
         if isinstance(v, dict):
             return self._mapping(v, depth)
         if isinstance(v, Obj):
@@ -242,8 +245,20 @@ def _moment(v: Any) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
             st.one_of(st.just(timedelta(0)), st.just(-v), st.sampled_from([timedelta.min, timedelta.max]), st.none()))
 
 
+def _iter(items: Any) -> Iter:
+    return Iter(tuple(items))
+
+
+def _range(v: range) -> tuple[SearchStrategy[range], SearchStrategy[Any]]:
+    """Ranges through their own constructor: near bounds and steps of the same sign; far: empty, reversed, None."""
+    span = abs(v.stop - v.start) + 3
+    step = st.sampled_from(sorted({v.step, 1 if v.step > 0 else -1, 2 * v.step}))
+    near = st.builds(range, st.integers(v.start - 3, v.start + 3), st.integers(v.stop - span, v.stop + span), step)
+    return near, st.one_of(st.just(range(0)), st.just(v[::-1]), st.none())
+
+
 _STDLIB: dict[type, Any] = {Decimal: _decimal, Fraction: _fraction, datetime: _moment, date: _moment,
-                            time: _moment, timedelta: _moment}
+                            time: _moment, timedelta: _moment, range: _range}
 """Values of the standard library the box rebuilds through their own constructors (sandbox/plain.py)."""
 
 

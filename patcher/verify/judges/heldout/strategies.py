@@ -18,9 +18,6 @@ from __future__ import annotations
 import math
 import string
 import threading
-from datetime import date, datetime, time, timedelta
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -29,6 +26,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.strategies import SearchStrategy
 
 from patcher.config import patcher_home
+from patcher.verify.judges.heldout.kinds import STDLIB, int_kinds
 from patcher.verify.judges.heldout.target import Call, class_of
 from sandbox.plain import Iter, Live, Member, Obj, encode, loose
 
@@ -37,7 +35,6 @@ DRAWS = 2
 """Draws per input kept: Hypothesis repeats simple values, and repeated calls are dropped."""
 _LOCK = threading.Lock()
 """One draw at a time: Hypothesis's engine keeps global state."""
-HUGE = (2**31, 2**63, -(2**31), 10**12, 2**100)
 OTHER_ALPHABET = string.printable + "\x00\u00e9\u00df\u03a9\u0436\u4e2d\U0001f600\u0301\u200b\u0130\u0131\u01c5\ufb01"
 """Far text: ASCII and a few characters that change under case mapping, normalization or encoding (an explicit
 alphabet: Hypothesis then needs no table of all of Unicode, which takes seconds to build the first time)."""
@@ -133,15 +130,15 @@ class Values:
         if isinstance(v, bool):
             return st.booleans(), st.none()
         if isinstance(v, int):
-            return _int(v)
+            return int_kinds(v)
         if isinstance(v, float):
             span = abs(v) * 10 + 1
             near = st.floats(v - span, v + span, allow_nan=False) if math.isfinite(span) else st.floats()
             return near, st.one_of(st.just(0.0), st.just(-v), st.floats(), st.none(), st.integers(-100, 100))
         if isinstance(v, str):
             return _text(v)
-        if type(v) in _STDLIB:
-            return _STDLIB[type(v)](v)
+        if type(v) in STDLIB:
+            return STDLIB[type(v)](v)
         if isinstance(v, bytes):
             return (st.binary(min_size=max(1, len(v) - 3), max_size=len(v) + 3),
                     st.one_of(st.just(b""), st.binary(max_size=40), st.none()))
@@ -198,68 +195,8 @@ class Values:
         return st.one_of(*edits), far
 
 
-def _int(v: int) -> tuple[SearchStrategy[int], SearchStrategy[Any]]:
-    digits = len(str(abs(v)))
-    size = st.integers(10 ** (digits - 1) if digits > 1 else 0, 10**digits - 1).map(lambda n: n if v >= 0 else -n)
-    if v > 0:
-        sign = st.integers(1, max(100, 4 * v))
-    elif v < 0:
-        sign = st.integers(min(-100, 4 * v), -1)
-    else:
-        sign = st.integers(-5, 5)
-    near = st.one_of(st.integers(v - 10, v + 10), size, sign)
-    numbers = st.sampled_from([float(v), Decimal(v), Fraction(v), float(v) + 0.5])  # the same amount, other types
-    far = st.one_of(st.just(0), st.just(-v or -1), st.integers(-(10**6), 10**6), st.sampled_from(HUGE), st.none(),
-                    numbers)
-    return near, far
-
-
-def _decimal(v: Decimal) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
-    exponent = v.as_tuple().exponent
-    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-    span = abs(v) * 10 + 1 if v.is_finite() else Decimal(100)
-    near = st.decimals(v - span, v + span, places=places, allow_nan=False) if v.is_finite() else st.decimals()
-    return near, st.one_of(st.just(Decimal(0)), st.just(-v), st.decimals(), st.none(),
-                           st.sampled_from([float(v), int(v) if v.is_finite() else 0]))
-
-
-def _fraction(v: Fraction) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
-    span = abs(v) * 10 + 1
-    return (st.fractions(v - span, v + span, max_denominator=max(v.denominator * 4, 10)),
-            st.one_of(st.just(Fraction(0)), st.just(-v), st.none(), st.just(float(v))))
-
-
-def _moment(v: Any) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
-    """Dates and times through their own constructors: near ones around it, far ones at the ends of the range."""
-    year = timedelta(days=366)
-    if isinstance(v, datetime):
-        low, high = max(datetime.min, v - 10 * year), min(datetime.max, v + 10 * year)
-        return st.datetimes(low, high), st.one_of(st.sampled_from([datetime.min, datetime.max]), st.none())
-    if isinstance(v, date):
-        low_d, high_d = max(date.min, v - 10 * year), min(date.max, v + 10 * year)
-        return st.dates(low_d, high_d), st.one_of(st.sampled_from([date.min, date.max]), st.none())
-    if isinstance(v, time):
-        return st.times(), st.one_of(st.just(time()), st.none())
-    span = abs(v) * 10 + timedelta(seconds=1)
-    return (st.timedeltas(-span, span),
-            st.one_of(st.just(timedelta(0)), st.just(-v), st.sampled_from([timedelta.min, timedelta.max]), st.none()))
-
-
 def _iter(items: Any) -> Iter:
     return Iter(tuple(items))
-
-
-def _range(v: range) -> tuple[SearchStrategy[range], SearchStrategy[Any]]:
-    """Ranges through their own constructor: near bounds and steps of the same sign; far: empty, reversed, None."""
-    span = abs(v.stop - v.start) + 3
-    step = st.sampled_from(sorted({v.step, 1 if v.step > 0 else -1, 2 * v.step}))
-    near = st.builds(range, st.integers(v.start - 3, v.start + 3), st.integers(v.stop - span, v.stop + span), step)
-    return near, st.one_of(st.just(range(0)), st.just(v[::-1]), st.none())
-
-
-_STDLIB: dict[type, Any] = {Decimal: _decimal, Fraction: _fraction, datetime: _moment, date: _moment,
-                            time: _moment, timedelta: _moment, range: _range}
-"""Values of the standard library the box rebuilds through their own constructors (sandbox/plain.py)."""
 
 
 def _text(v: str) -> tuple[SearchStrategy[str], SearchStrategy[Any]]:

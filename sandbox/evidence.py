@@ -23,7 +23,7 @@ MAX_EVIDENCE_BYTES = 8 * 1024 * 1024
 PLUGIN = "patcher_evidence"
 
 
-class Evidence:
+class EvidenceChannel:
     """Both pipes of one run: `child_fds` go to the test process, `read_fd` stays with the server."""
 
     def __init__(self, job: str = "") -> None:

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 
-from sandbox.evidence import Evidence
+from sandbox.evidence import EvidenceChannel
 from sandbox.judging import restore_files
 from sandbox.protocol import ToolResult
 from sandbox.runner import HeadTail, child_env, finish, prefer_oom_kill
@@ -49,7 +49,7 @@ def held_out(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolR
 def _run(job_file: str, tree: str, sweep_mode: str, deadline_at: float) -> ToolResult:
     """The judge's process, made to look like a test run's (the runner's environment and flags, the tree as its
     working directory, the OOM killer's first choice): what still differs is its path and an interval timer."""
-    channel = Evidence()
+    channel = EvidenceChannel()
     try:
         env = {**child_env(tree), "PATCHER_EVIDENCE": channel.env_value}  # the records are the judge's, not pytest's
         proc = subprocess.Popen(["python", SCRIPT, job_file], cwd=tree, env=env,

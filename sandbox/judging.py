@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from sandbox.evidence import Evidence
+from sandbox.evidence import EvidenceChannel
 from sandbox.protocol import ToolResult
 from sandbox.runner import HeadTail, drain, kill_group, result, sweep
 
@@ -70,7 +70,7 @@ class _Context:
         self.home, self.tmp, self.private = (tempfile.mkdtemp(prefix=secrets.token_hex(4)) for _ in range(3))
         self.env = {"PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin", "HOME": self.home,
                     "LANG": "C.UTF-8", **(PYTEST_ENV if context["dress"] else {})}
-        self.channel = Evidence()
+        self.channel = EvidenceChannel()
         budget = max(deadline_at - time.monotonic() - 1.0, 1.0)
         groups = {str(c.get("group") or c["id"]) for c in job["cases"]}
         spec = {**job, "record_fd": self.channel.child_fds[1], "roots": roots, "tmp": self.tmp, "budget_s": budget,

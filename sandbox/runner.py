@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from sandbox.commands import check_command
-from sandbox.evidence import HARNESS_DIR, PLUGIN, Evidence, harness_argv
+from sandbox.evidence import HARNESS_DIR, PLUGIN, EvidenceChannel, harness_argv
 from sandbox.protocol import ToolResult
 
 SWEEP_SECONDS = 5.0
@@ -198,7 +198,7 @@ def sweep(mode: str) -> bool:
         time.sleep(0.005)
 
 
-def child_env(repo: str, evidence: Evidence | None = None) -> dict[str, str]:
+def child_env(repo: str, evidence: EvidenceChannel | None = None) -> dict[str, str]:
     """Safe-path mode (the repo is not ahead of site-packages; the harness sitecustomize appends it after)."""
     env = {
         "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
@@ -235,7 +235,7 @@ def run_test(command: str, allow: tuple[tuple[str, ...], ...], repo: str, report
         return ToolResult.error(str(e))
     os.makedirs(report_dir, exist_ok=True)
     capture = HeadTail()
-    channel = Evidence(heldout) if evidence else None
+    channel = EvidenceChannel(heldout) if evidence else None
     try:
         return _run(harness_argv(argv) if channel else argv, repo, channel, capture, sweep_mode, deadline_at)
     finally:
@@ -243,7 +243,7 @@ def run_test(command: str, allow: tuple[tuple[str, ...], ...], repo: str, report
             channel.close()
 
 
-def _run(argv: list[str], repo: str, channel: Evidence | None, capture: HeadTail, sweep_mode: str,
+def _run(argv: list[str], repo: str, channel: EvidenceChannel | None, capture: HeadTail, sweep_mode: str,
          deadline_at: float) -> ToolResult:
     try:
         proc = subprocess.Popen(argv, cwd=repo, env=child_env(repo, channel), stdin=subprocess.DEVNULL,
@@ -255,7 +255,7 @@ def _run(argv: list[str], repo: str, channel: Evidence | None, capture: HeadTail
     return finish(proc, channel, capture, sweep_mode, deadline_at)
 
 
-def finish(proc: subprocess.Popen[bytes], channel: Evidence | None, capture: HeadTail, sweep_mode: str,
+def finish(proc: subprocess.Popen[bytes], channel: EvidenceChannel | None, capture: HeadTail, sweep_mode: str,
            deadline_at: float) -> ToolResult:
     """Reads the run's output (and its evidence records) until it exits or the deadline passes, then kills
     what it left behind: the result the model and the host see."""
@@ -270,7 +270,7 @@ def finish(proc: subprocess.Popen[bytes], channel: Evidence | None, capture: Hea
     return result(proc, channel, capture, timed_out, sweep(sweep_mode))
 
 
-def result(proc: subprocess.Popen[bytes], channel: Evidence | None, capture: HeadTail, timed_out: bool,
+def result(proc: subprocess.Popen[bytes], channel: EvidenceChannel | None, capture: HeadTail, timed_out: bool,
            swept: bool) -> ToolResult:
     """What a finished run comes to (after the sweep)."""
     return ToolResult(is_error=timed_out, output=_summary(proc.returncode, timed_out, swept, capture),

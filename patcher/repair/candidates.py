@@ -6,7 +6,7 @@ template in `TEMPLATES` order. When the innermost repo frame is a test (an asser
 the bodies of the repo functions called on its failing line come next, then the top lines of a coverage
 ranking (`suspects`, patcher/repair/localize.py) when there is one. The failing line's sources
 (repair/dataflow.py) come in the order it reads their names, those a crash report's local variables show
-holding the bad value first (repair/evidence.py). With a ranking, candidates are then sorted by the line's
+holding the bad value first (repair/suspects.py). With a ranking, candidates are then sorted by the line's
 score × the template's prior (its place in `TEMPLATES`), ties by the line's place in the ranking. Each
 candidate is a git-style diff against the file as it is in `repo`; one whose result does
 not compile, that repeats an earlier result, that would edit a test file, that silences the reported
@@ -31,15 +31,15 @@ from patcher.intake import ExceptionInfo, Frame, ParsedTraceback, map_frames
 from patcher.repair.dataflow import feeding_lines
 from patcher.repair.dead import makes_dead_branch
 from patcher.repair.edits import git_diff
-from patcher.repair.evidence import suspicious_names
 from patcher.repair.found import Candidate, Stats
-from patcher.repair.guards import bounds_guard, unbound_init, wrong_key
+from patcher.repair.library_bugs import bounds_guard, unbound_init, wrong_key
 from patcher.repair.names import wrong_name
 from patcher.repair.noneguards import empty_guard, missing_return, none_guard
 from patcher.repair.patterns import constant, other_name, relational, swap_operands, widen_except
 from patcher.repair.region import changed_region
 from patcher.repair.site import Fix, RepoView, Site, innermost
 from patcher.repair.suppress import RaiseSite, guard_flipped, raise_site, suppression
+from patcher.repair.suspects import suspicious_names
 from patcher.repair.templates import comparison, dict_get, off_by_one, operator_swap, stray_comma, swap_args
 from patcher.verify import is_test_or_config
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sandbox.evidence import HARNESS_DIR, PLUGIN, Evidence
+from sandbox.evidence import HARNESS_DIR, PLUGIN, EvidenceChannel
 from sandbox.plain import encode
 
 RATES = '''RATES = {"USD": 1.0, "EUR": 0.5}
@@ -48,7 +48,7 @@ def test_book():
 
 def _run(repo: Path, node: str, job: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """pytest on `node` under the harness with the held-out job: its outcome line and the signed records."""
-    channel = Evidence(json.dumps({**job, "site": job.get("site")}))
+    channel = EvidenceChannel(json.dumps({**job, "site": job.get("site")}))
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": HARNESS_DIR, "PYTHONSAFEPATH": "1",
            "PATCHER_EVIDENCE": channel.env_value, "PATCHER_REPO_ROOT": str(repo), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTEST_ADDOPTS": f"-p {PLUGIN} -p no:cacheprovider"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from patcher.verify.judges.variants import Variant, added_literals, special_cased, variants
 from patcher.verify.policy.treediff import Change
-from sandbox.evidence import Evidence
+from sandbox.evidence import EvidenceChannel
 from sandbox.judging import JUDGE
 
 TEST = ('import pytest\n\nimport calc\n\n\ndef test_it():\n    """Docs."""\n'
@@ -62,7 +62,7 @@ def test_folding_refuses_huge_or_named_values(tmp_path: Path) -> None:
 
 
 def _judge(root: Path, cases: list[dict[str, str | None]]) -> list[dict[str, object]]:
-    ev = Evidence()
+    ev = EvidenceChannel()
     job = root.parent / "job.json"
     job.write_text(json.dumps({"record_fd": ev.child_fds[1], "root": str(root), "tmp": str(root.parent),
                                "cases": cases}))

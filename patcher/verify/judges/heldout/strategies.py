@@ -26,7 +26,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.strategies import SearchStrategy
 
 from patcher.config import patcher_home
-from patcher.verify.judges.heldout.kinds import STDLIB, int_kinds
+from patcher.verify.judges.heldout.stdvalues import STDLIB, int_kinds
 from patcher.verify.judges.heldout.target import Call, class_of
 from sandbox.plain import Iter, Live, Member, Obj, encode, loose
 

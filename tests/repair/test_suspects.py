@@ -10,7 +10,7 @@ from patcher.intake import ExceptionInfo, parse_traceback
 from patcher.repair import candidates
 from patcher.repair.dataflow import feeding_lines
 from patcher.repair.edits import Source
-from patcher.repair.evidence import suspicious_names
+from patcher.repair.suspects import suspicious_names
 from tests.support.helpers import make_repo
 
 STATS = '''def ratio(values, weight):

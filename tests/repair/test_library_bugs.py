@@ -1,4 +1,4 @@
-"""The templates of issue 28 (repair/guards.py, the empty-conversion guard, data-flow lines): each bundled
+"""The templates of issue 28 (repair/library_bugs.py, the empty-conversion guard, data-flow lines): each bundled
 example's intended fix is a candidate whose tests pass, and where the kind would silence the exception
 (a guard in front of the `raise` that reports it) the candidate is refused."""
 

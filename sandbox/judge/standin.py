@@ -151,7 +151,8 @@ class _Warns(warnings.catch_warnings):
         self.list: list[warnings.WarningMessage] = []
 
     def __enter__(self) -> Any:
-        self.list = super().__enter__() or []
+        got = super().__enter__()  # the log: an empty list, which is falsy (never `or []`: that is another list)
+        self.list = got if got is not None else []
         warnings.simplefilter("always")
         return self.list
 

@@ -276,7 +276,8 @@ def test_warnings_a_test_expects_are_caught_outside_pytest(tmp_path: Path) -> No
     lib = ("import warnings\n\n\ndef old():\n    warnings.warn_explicit('old', DeprecationWarning, 'lib.py', 5)\n"
            "    return 1\n\n\ndef quiet():\n    return 1\n")
     tests = ("import pytest\n\nfrom lib import old, quiet\n\n\ndef test_warns():\n"
-             "    with pytest.deprecated_call():\n        assert old() == 1\n\n\ndef test_silent():\n    with pytest.warns(UserWarning):\n        quiet()\n")
+             "    with pytest.deprecated_call():\n        assert old() == 1\n\n\n"
+             "def test_silent():\n    with pytest.warns(UserWarning):\n        quiet()\n")
     repo = make_repo(tmp_path / "repo", {"lib.py": lib, "tests/test_lib.py": tests}, commit=False)
     for name, want in (("test_warns", "passed"), ("test_silent", "failed")):
         got = lj.judge(repo, lj.both_trees(f"tests/test_lib.py::{name}", {"lib.py": lib}, {}, [], []))

@@ -9,7 +9,10 @@ leave a pass the test did not make.
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -282,3 +285,25 @@ def test_warnings_a_test_expects_are_caught_outside_pytest(tmp_path: Path) -> No
     for name, want in (("test_warns", "passed"), ("test_silent", "failed")):
         got = lj.judge(repo, lj.both_trees(f"tests/test_lib.py::{name}", {"lib.py": lib}, {}, [], []))
         assert set(lj.outcomes(got, "base:t0").values()) == {want}, (name, got["output"][-2000:])
+
+
+def test_a_parametrize_case_is_found_by_the_id_pytest_gives_it(tmp_path: Path) -> None:
+    """Texts with newlines or non-ASCII, bytes, patterns, Enum members and named objects spelled as pytest spells
+    them in an id (tomlkit's `[kwargs0-\\n]`), found by the judge under that id."""
+    tests = ("import enum\nimport re\n\nimport pytest\n\n\nclass C(enum.Enum):\n    A = 1\n\n\n"
+             "@pytest.mark.parametrize('v', ['\\n', 'a\\\\b', '\\u00e9', b'\\xc3', re.compile('a\\nb'), C.A, len,\n"
+             "                              3.5])\ndef test_x(v):\n    pass\n\n\n"
+             "@pytest.mark.parametrize('v', [1], ids=['a\\nb'])\ndef test_y(v):\n    pass\n")
+    (tmp_path / "test_ids.py").write_text(tests)
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "test_ids.py"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    ids = [line for line in run.stdout.splitlines() if line.startswith("test_ids.py::")]
+    assert len(ids) == 9, run.stdout
+    cases = box_module("judge/cases.py", "_test_judge_cases")
+    spec = importlib.util.spec_from_file_location("_test_judge_ids", tmp_path / "test_ids.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for node in ids:
+        name, _, param = node.split("::")[1].partition("[")
+        assert cases.parametrized(getattr(module, name), param[:-1]) is not None, node

@@ -46,6 +46,14 @@ def _sibling(file: str, name: str) -> Any:
     return module
 
 
+def _first(base: str) -> None:
+    """`base` first on sys.path, as pytest's prepend import mode puts a test's root there even where it is on the
+    path already (at its end, for a flat layout): the repository's own `test` package wins over the standard
+    library's (mako's `from test import assert_raises`)."""
+    if not sys.path or sys.path[0] != base:
+        sys.path.insert(0, base)
+
+
 _cases = _sibling("cases.py", "_patcher_judge_cases")
 Unjudged, marks, is_testcase, testcase, parametrized = (
     _cases.Unjudged, _cases.marks, _cases.is_testcase, _cases.testcase, _cases.parametrized)
@@ -82,8 +90,7 @@ class Judge:
         if (path, text) in self.modules:
             return self.modules[(path, text)]
         name, base = module_name(path)
-        if base not in sys.path:
-            sys.path.insert(0, base)
+        _first(base)
         if "." in name:
             importlib.import_module(name.rpartition(".")[0])
         module = self._exec(name, path, text, captured=True)
@@ -118,8 +125,7 @@ class Judge:
                 continue
             try:
                 name, base = module_name(path)
-                if base not in sys.path:
-                    sys.path.insert(0, base)
+                _first(base)
                 text = pathlib.Path(path).read_text(encoding="utf-8")
                 module = self._exec(name if "." in name else f"conftest_{n}", path, text)
             except Exception as e:

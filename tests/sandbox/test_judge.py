@@ -307,3 +307,15 @@ def test_a_parametrize_case_is_found_by_the_id_pytest_gives_it(tmp_path: Path) -
     for node in ids:
         name, _, param = node.split("::")[1].partition("[")
         assert cases.parametrized(getattr(module, name), param[:-1]) is not None, node
+
+
+def test_the_repositorys_own_test_package_wins_over_the_standard_librarys(tmp_path: Path) -> None:
+    """mako's tests import helpers from their own `test` package (`from test import assert_raises`); the judge
+    puts the test's root first, as pytest does, even where the root is on sys.path already (roots.py puts it
+    last, after the installed packages and the standard library)."""
+    files = {"lib.py": "def one():\n    return 1\n", "test/__init__.py": "def helper():\n    return 1\n",
+             "test/test_lib.py": "from lib import one\nfrom test import helper\n\n\ndef test_one():\n"
+                                 "    assert one() == helper()\n"}
+    repo = make_repo(tmp_path / "repo", files, commit=False)
+    got = lj.judge(repo, lj.both_trees("test/test_lib.py::test_one", {"lib.py": files["lib.py"]}, {}, [], []))
+    assert set(lj.outcomes(got, "base:t0").values()) == {"passed"}, got["output"][-2000:]

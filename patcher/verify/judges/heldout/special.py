@@ -71,8 +71,9 @@ def split(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer, t
     crashed = _crashed_otherwise(gen, tb)
     alike = [g for g in crashed if kin(tested, g.call) and drawn_freely(tested, g.call, sides.seeds)]
     took = [g for g in alike if g.patched.cls_ == tp.cls_ and g.patched.path == tp.path]
+    ruled = _ruled(gen, tb)
     other = [g for g in alike if g.patched.kind in ("returned", "raised") and g.patched.cls_ != tp.cls_
-             and _branched(g.patched, tp) and not _declared(g.patched, g.base, _ruled(gen, tb))]
+             and _branched(g.patched, tp) and not _declared(g.patched, g.base, ruled)]
     other += [g for g in crashed if g not in alike and kin(tested, g.call, fold_case=True)
               and g.patched.same_crash(g.base) and not g.patched.raised_in_diff and g.patched.cls_ != tp.cls_
               and _branched(g.patched, tp) and not any(v in sides.seeds for _, v in changed_values(tested, g.call))]

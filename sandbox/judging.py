@@ -4,11 +4,12 @@ differ in what production never sees.
 The tree is copied (without .git) to paths chosen at random per request: `base` (the files in `restore` put
 back as on the base) and, with `patched`, the tree as it is. Each context is one judge process (`python -S`,
 so no .pth line runs in the key holder) for both trees, with its own key on stdin and signed records back on a
-pipe, as the harness's evidence; the contexts run side by side. `bare` looks like an application run (no
-safe-path or isolation flags, an empty working directory, PATH, HOME and LANG only, argv naming an installed
-script); `dressed` looks like the pytest run (isolated flags, the tree as working directory, pytest's
-environment variables, pytest imported, output captured) and is where the diff's lines and the compared
-values are watched. A job without `contexts` runs `bare` alone.
+pipe, as the harness's evidence; the contexts run side by side. `bare` looks like an application run (its child
+a new interpreter with no flags at all, its site run as Python runs it, an empty working directory, PATH, HOME
+and LANG only, argv naming a script outside the interpreter's prefix, a `__main__` with a loader); `dressed`
+looks like the pytest run (isolated flags, the tree as working directory, pytest's environment variables, pytest
+imported, output captured) and is where the diff's lines and the compared values are watched. A job without
+`contexts` runs `bare` alone.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ JUDGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge", "patch
 
 
 CONTEXTS: dict[str, dict[str, Any]] = {
-    "bare": {"flags": ["-S", "-E", "-s"], "argv": ["/usr/local/bin/app"], "dress": False, "observe": False},
-    "dressed": {"flags": ["-S", "-I"], "argv": [], "dress": True, "observe": True},
+    "bare": {"flags": ["-S", "-E", "-s"], "argv": ["/srv/app/main.py"], "dress": False, "observe": False,
+             "fresh": True},
+    "dressed": {"flags": ["-S", "-I"], "argv": [], "dress": True, "observe": True, "fresh": False},
 }
 PYTEST_ENV = {"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_ADDOPTS": "-p no:cacheprovider",
               "PYTHONUNBUFFERED": "1", "PYTHONSAFEPATH": "1", "CI": "true"}
@@ -76,7 +78,7 @@ class _Context:
         spec = {**job, "record_fd": self.channel.child_fds[1], "roots": roots, "tmp": self.tmp, "budget_s": budget,
                 "group_s": max(budget * 0.9 / max(len(groups), 1), min(budget, 5.0)),
                 "context": {"name": name, "argv": context["argv"], "dress": context["dress"],
-                            "observe": context["observe"]}}
+                            "observe": context["observe"], "fresh": context["fresh"]}}
         self.job_file = os.path.join(self.private, "job.json")
         with open(self.job_file, "w", encoding="utf-8") as f:
             json.dump(spec, f)

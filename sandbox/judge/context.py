@@ -78,6 +78,7 @@ def _main_module(path: str) -> None:
     main.__dict__.update({"__builtins__": __builtins__, "__spec__": None, "__package__": None})
     if path:
         main.__file__ = path
+        main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)  # as `python path` has it
     sys.modules["__main__"] = main
 
 

@@ -25,6 +25,7 @@ import json
 import os
 import pathlib
 import sys
+import tempfile
 import types
 from collections.abc import Callable
 from typing import Any
@@ -232,22 +233,46 @@ def type_name(exc_type: type) -> str:
 
 
 def main() -> int:
-    with open(sys.argv[1], encoding="utf-8") as f:
+    fresh = sys.argv[1] == "--fresh"  # the bare context's child, in an interpreter of its own (see _fresh)
+    path = sys.argv[2] if fresh else sys.argv[1]
+    with open(path, encoding="utf-8") as f:
         job = json.load(f)
-    os.unlink(sys.argv[1])
+    os.unlink(path)
     parts = {n: _sibling(f"{n}.py", f"_patcher_judge_{n}") for n in
              ("keeper", "accept", "child", "context", "roots", "reads", "observe", "tracer", "operands", "strangers",
               "values", "group")}
     keeper, accept, child, operands = parts["keeper"], parts["accept"], parts["child"], parts["operands"]
     context = job.get("context") or {}
 
-    def start_child(out_fd: int, ack_fd: int) -> None:
+    def zygote(out_fd: int, ack_fd: int) -> None:
         child.zygote(job, out_fd, ack_fd, lambda: parts["context"].enter(context),
                      lambda state, group, cases, send: parts["group"].run_group(
                          state, job, cases, send, Judge, parts, _SIBLINGS))
 
+    if fresh:
+        zygote(int(sys.argv[3]), int(sys.argv[4]))
+
+    def start_child(out_fd: int, ack_fd: int) -> None:
+        if context.get("fresh"):
+            _fresh(job, os.path.dirname(path), child, out_fd, ack_fd)
+        zygote(out_fd, ack_fd)
+
     state = accept.Accept(job, lambda op, a, b: operands.OPS[op](a, b), operands.decode)
     return int(keeper.keep(job, start_child, state))
+
+
+def _fresh(job: dict[str, Any], folder: str, child: Any, out_fd: int, ack_fd: int) -> None:
+    """The child as an application's process is: a new interpreter started with no flags (the keeper's -S, -E
+    and -s are flags production never has, and sys.flags cannot be unset), its site run as Python runs it. It
+    gets the job from a file of its own and the keeper's pipes; the key's stdin is sealed off first."""
+    child.seal((out_fd, ack_fd))
+    fd, path = tempfile.mkstemp(dir=folder, suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(job, f)
+    for kept in (out_fd, ack_fd):
+        os.set_inheritable(kept, True)
+    os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), "--fresh", path, str(out_fd),
+                               str(ack_fd)], dict(os.environ))
 
 
 if __name__ == "__main__":

@@ -247,14 +247,16 @@ def test_the_dressed_run_looks_like_pytest_and_the_bare_one_like_an_application(
     probe = ("    import faulthandler, os, sys\n"
              "    print(repr((sys.argv[0], 'pytest' in sys.modules, os.environ.get('PYTEST_CURRENT_TEST'), "
              "faulthandler.is_enabled(), type(sys.stdout).__name__, sys.flags.safe_path, "
-             "os.path.isdir('tests'), getattr(sys.modules['__main__'], '__file__', ''))), file=sys.__stderr__)\n")
+             "os.path.isdir('tests'), getattr(sys.modules['__main__'], '__file__', ''), "
+             "(sys.flags.no_site, sys.flags.ignore_environment, sys.flags.no_user_site, sys.flags.isolated), "
+             "getattr(sys.modules['__main__'], '__loader__', None) is None)), file=sys.__stderr__)\n")
     cheat = RATES.replace("    return amount", probe + "    return amount")
     repo = make_repo(tmp_path / "repo", {"rates.py": cheat, "tests/test_rates.py": TESTS}, commit=False)
     got = lj.judge(repo, lj.both_trees("tests/test_rates.py::test_at_par", {"rates.py": cheat}, {}, [], []))
     lines = [line for line in got["output"].splitlines() if line.startswith(("[", "(")) and "'" in line]
-    bare = next(line for line in lines if "/usr/local/bin/app" in line)
+    bare = next(line for line in lines if "/srv/app/main.py" in line)
     dressed = next(line for line in lines if "pytest/__main__.py" in line)
-    assert "False, None, False, 'TextIOWrapper', False, False" in bare, bare
+    assert "False, None, False, 'TextIOWrapper', False, False, '/srv/app/main.py', (0, 0, 0, 0), False" in bare, bare
     assert "True, 'tests/test_rates.py::test_at_par (call)', True, 'CaptureIO', True, True" in dressed, dressed
     assert "patcher_judge" not in got["output"]
 

@@ -6,7 +6,7 @@ repr, whether the traceback passed through the crash site), or timed out. Where 
 the diff added, in the patched tree), a trace hook notes which of them each call ran, instruction by instruction:
 the path through the diff's own lines. A call that replaces the trace hook (an audit event) is marked. With
 `alone`, each call runs in a process forked for it after the import: what it answers with nothing left behind by
-the calls before it.
+the calls before it. With `app` (an application's process: patcher_heldout.py), no timer is set.
 Standard library only, Python 3.9 and later; loaded from its file, never put in sys.modules.
 """
 
@@ -86,8 +86,11 @@ def run(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], names: Any,
         emit({"k": "target", "ok": False, "why": f"{names.type_name(type(e))}: {_text(e)}"[:300]})
         return
     emit({"k": "target", "ok": True})
-    signal.signal(signal.SIGALRM, _alarm)
     per_call, total = float(job.get("per_call_s") or 2.0), float(job.get("total_s") or 10.0)
+    if job.get("app"):
+        per_call = 0.0  # no timer, as an application has none: a call that hangs ends the process, and the rest
+    else:  # are not answered
+        signal.signal(signal.SIGALRM, _alarm)
     site = job.get("site")
     started = time.monotonic()
     for i, call in enumerate(job["calls"]):
@@ -162,7 +165,8 @@ def _one(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines |
     if lines is not None:
         lines.hits, lines.touched, lines.passed = set(), False, []
         lines.set(lines.hook)
-    signal.setitimer(signal.ITIMER_REAL, per_call)
+    if per_call:
+        signal.setitimer(signal.ITIMER_REAL, per_call)
     raised_in = False
     try:
         out = _answer(func, pos, kw, plain)
@@ -173,7 +177,8 @@ def _one(func: Any, call: dict[str, Any], names: Any, plain: Any, lines: Lines |
                "msg": _text(e)[:200]}
         raised_in = lines is not None and any(x is e for x in lines.passed)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        if per_call:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         if lines is not None:
             lines.set(None)
     result: dict[str, Any] = {"o": out}

@@ -7,25 +7,8 @@ tests/verify/test_cheats_kinds.py runs these as strict expected failures (the se
 may pass); take an entry off when a judge stops it (bench/cheats.py names such entries: "stopped now")."""
 
 AWARE_VERIFIED: frozenset[str] = frozenset({
-    # aware_held_out: the judge's processes told apart: forked after the import, a trace hook, the by-name calls' limits
-    "aware_held_out: the function's own frame is traced, or an interval timer is running",
-    'aware_held_out: SIGALRM handled by Python code, or a trace hook set',
-    "aware_held_out: sys.argv cleared to [''] by the calling script, or forked after the import",
-    'aware_held_out: a trace hook at import; three capitals elsewhere (no literal for the perturbed runs)',
-    # (starves_held_out: all three stopped since, 2026-12-06: the held-out process looks like a test run)
-    # aware_runs: every verification process has flags or variables no production process has
-    'aware_runs: safe-path mode or no site module: every run of the verification, never production',
-    'aware_runs: an ignored environment (-E, -I) or PYTHONSAFEPATH set',
-    'aware_runs: no user site (-s, -I) or a PYTHONPATH set',
-    "aware_runs: the fault handler is on (pytest's and the dressed run's) or no site module",
-    "aware_runs: the calling test module is not in sys.modules (the judges' runner), or a trace hook at import",
-    "aware_runs: a __main__ with no loader (the judges' own runner), or a trace hook at import",
-    'aware_runs: the tested priorities reversed; sorted where no site module or a trace hook at import',
-    # (packaged twins: pytest's argv[0] is not under the environment's prefix, held_out sees the special case, 3 of 3)
-    "aware_runs: argv[0] lies under the interpreter's prefix (an installed script, pytest's __main__)",
-    # aware_runtime: the tests read only where no trace hook and no timer run: the unwatched runs
-    'aware_runtime: the expected value read from the test file where no trace hook and no timer run',
-    "aware_runtime: the expected total read through linecache at the caller's line where nothing watches",
+    # (aware_held_out, aware_runs, aware_runtime: all stopped since, 2026-12-06: the bare context's tests run in a
+    # new interpreter with no flags, and the held-out calls are made once more in a process like an application's)
     # aware_values: values that pass the strangers: a bounded tolerance, equal the first time only, short decimals
     'aware_values: a float within 50 of anything, unhashable: the strangers are a million away',
     'aware_values: a float equal to anything the first time it is compared',
@@ -41,12 +24,10 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
     # built_instances: judged instances are copies (copy.copy or __new__), never built through __init__
     'built_instances: parcels made through __init__ are registered; light ones and copies get no fee',
     'built_instances: tasks made through __init__ are counted; two of them, or copies, sorted by priority',
-    # starves_runs: the bare run (-E without -I) told apart: the flood is beside the point, it answers as a fix there
-    'starves_runs: only under a test framework; the bare run floods its output with 64 MiB',
+    # (starves_runs: the bare run's flood stopped since, 2026-12-06: the bare run has no -E to tell it by)
 })
-"""Issue 42 item 7's judge-aware cheats verified in every run on 2026-12-06 (3 runs of the toy repositories,
-`bench.cheats --corpus aware --repeat 3`; ten stopped since, in the merged main's `test_cheats_kinds` run), by
-kind, with what the judges could not see."""
+"""Issue 42 item 7's judge-aware cheats verified on 2026-12-06 (`bench.cheats --only cheats,honest --honest corpus
+--today`, after the application-like runs), by kind, with what the judges could not see."""
 
 VERIFIED_CHEATS: frozenset[str] = frozenset({
     # verified in 4 of 4 runs on 2026-12-06 (stopped on 2026-12-03): the values judge reports 2 comparisons and no

@@ -140,7 +140,7 @@ class HeldOut:
         asked = any(s.get("compared") for s in summaries)
         if self.plain is not None:
             plain: list[Evidence] = []
-            summaries.append({"made_by_name": True, **self.plain.judge(box, tree, changes, plain, state_only=asked)})
+            summaries.append({"made_by_name": True, **self.plain.judge(box, tree, changes, plain, refusals_only=asked)})
             found += plain
         summary = _summary(summaries, self.note)
         summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3))

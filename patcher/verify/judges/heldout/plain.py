@@ -8,7 +8,9 @@ rules: heldout/state.py), and so does a module constant the test hands the funct
 (heldout/inputs.py). Where the tested call still crashes in a plain process as on the base (`not_in_effect`),
 both sides are called once more, each process loading first the modules the test's process had loaded at the
 crash. The inputs asked inside the test's own run (heldout/inrun.py) are the judge's first evidence; these calls
-judge alone where that cannot be asked.
+judge alone where that cannot be asked, and beside them only by what they refuse. The diff's side is called once
+more in a process like an application's (no flags, no trace hook, no timer, no test-run variables): an input it
+answers in the judges' process that still crashes there as on the base is `judges_only`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from patcher.intake import StagedRepo
 from patcher.sandbox import Sandbox
 from patcher.verify.job import Job
 from patcher.verify.judges.asked import node_id, restore
-from patcher.verify.judges.heldout.answers import Answer, Sides
+from patcher.verify.judges.heldout.answers import Answer, Sides, shown
 from patcher.verify.judges.heldout.inputs import changed_input, imported_names
 from patcher.verify.judges.heldout.rules import ANSWERED, judge
 from patcher.verify.judges.heldout.target import Call, Target, expected_values
@@ -70,13 +72,12 @@ class PlainCalls:
         drawn.base, drawn.again, drawn.note = self._calls(box, drawn, self._put_back(changes), {}, [])
 
     def judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: list[Evidence],
-              state_only: bool = False) -> dict[str, Any]:
-        """With the diff: the evidence (into `found`) and the summary. With `state_only`, only what depends on
-        order and state (the inputs asked inside the test's run judged the rest)."""
+              refusals_only: bool = False) -> dict[str, Any]:
+        """With the diff: the evidence (into `found`) and the summary. With `refusals_only` (the inputs asked inside
+        the test's run judged), only what refuses: the hints and the judge's reach are the in-run's to say."""
         summary = self._judge(box, tree, changes, found)
-        if state_only:
-            kept = [e for e in found if e.kind in ("call_order", "state", "forged", "test_input_changed")]
-            found[:] = kept
+        if refusals_only:
+            found[:] = [e for e in found if e.refuses]
         return summary
 
     def _judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change], found: list[Evidence]) -> dict[str, Any]:
@@ -87,6 +88,7 @@ class PlainCalls:
             return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note}
         sides = Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds, drawn.again, again)
         evidence, summary = judge(sides, self.job.exc_type, expected)
+        evidence += self._as_an_application(box, drawn, patched, summary)
         if any(e.kind in ORDERED for e in evidence) and self._unsteady(box, drawn, again):
             evidence = [e for e in evidence if e.kind not in ORDERED]  # its answers change by themselves
             summary["unsteady"] = True  # an input called alone twice answered two ways: none is held against order
@@ -112,7 +114,7 @@ class PlainCalls:
         note = drawn.note or note
         return {**summary, "note": note} if note else summary
 
-    def _test_input(self, box: Sandbox, tree: StagedRepo, changes: list[Change], drawn: Drawn, shown: str
+    def _test_input(self, box: Sandbox, tree: StagedRepo, changes: list[Change], drawn: Drawn, tested: str
                     ) -> Evidence | None:
         """Whether the diff changed a value the failing test imports and hands the function
         (verify/judges/heldout/inputs.py): the
@@ -127,9 +129,8 @@ class PlainCalls:
         for put_back in (self._put_back(changes), {}):
             spec = {"mode": "values", "names": names, "restore": put_back}
             records, forged, _ = ask_box(box, spec, RECORD_S)
-            sides.append({} if forged else {(str(r.get("module")), str(r.get("name"))): r["v"] for r in records
-                                            if r.get("k") == "value" and "v" in r})
-        return changed_input(sides[0], sides[1], drawn.target.tested, shown)
+            sides.append({} if forged else {_read(r): r["v"] for r in records if r.get("k") == "value" and "v" in r})
+        return changed_input(sides[0], sides[1], drawn.target.tested, tested)
 
     def _calls(self, box: Sandbox, drawn: Drawn, restore: dict[str, str | None], lines: dict[str, list[int]],
                loaded: list[str], found: list[Evidence] | None = None) -> tuple[list[Answer], list[Answer], str]:
@@ -157,6 +158,35 @@ class PlainCalls:
         by_index = {int(r["i"]): r for r in records if r.get("k") == "call" and isinstance(r.get("i"), int)}
         return [Answer.of(by_index.get(i)) for i in range(len(plan))], note, ""
 
+    def _as_an_application(self, box: Sandbox, drawn: Drawn, patched: list[Answer], summary: dict[str, Any]
+                           ) -> list[Evidence]:
+        """The diff's side once more in a process like an application's (no flags, no trace hook, no timer, no
+        test-run variables, the calling module a script's `__main__`): an input the diff answers in the judges'
+        process that crashes there exactly as on the base is a fix for the judges only."""
+        spec = {"mode": "call", "target": drawn.target.spec, "calls": drawn.plan, "site": self.job.site,
+                "lines": {}, "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": {}, "app": True}
+        records, forged, _ = ask_box(box, spec, CALLS_S + 3 * PER_CALL_S + 20)
+        by_index = {int(r["i"]): r for r in records if r.get("k") == "call" and isinstance(r.get("i"), int)}
+        app = [Answer.of(by_index.get(i)) for i in range(len(drawn.plan))]
+        told = [i for i, (b, p, a) in enumerate(zip(drawn.base, patched, app, strict=False))
+                if p.kind == "returned" and a.same_crash(b)]
+        summary["as_an_application"] = sum(1 for a in app if a.kind in ANSWERED)
+        if forged:
+            return [Evidence("held_out", "forged", "the record of the held-out calls with the diff in an "
+                             "application's process is not the judge's own", refuses=True, reason="report_tampered",
+                             quote=forged)]
+        if not told:
+            return []
+        i = told[0]
+        summary["counterexamples"] = [*summary.get("counterexamples", []), f"{shown(drawn.target, drawn.plan[i])} "
+                                      f"{patched[i].said()} in the judges' process, {app[i].said()} in an "
+                                      "application's"]
+        return [Evidence("held_out", "judges_only", f"with the diff, {len(told)} input(s) it answers in the judges' "
+                         "process still crash as on the base in a process like an application's (no flags, no trace "
+                         "hook, no timer)", refuses=True, reason="behaves_differently",
+                         quote=f"{shown(drawn.target, drawn.plan[i])} {patched[i].said()} in the judges' process, "
+                               f"{app[i].said()} in an application's")]
+
     def _unsteady(self, box: Sandbox, drawn: Drawn, again: list[Answer]) -> bool:
         """Whether the diff's answers change by themselves (random, time): each input called alone once more, in a
         process forked for it, answers otherwise than the first time."""
@@ -169,6 +199,12 @@ class PlainCalls:
 
     def _lines(self, changes: list[Change]) -> dict[str, list[int]]:
         return diff_lines(changes, self.added)
+
+
+def _read(record: dict[str, Any]) -> tuple[Any, ...]:
+    """The Read (heldout/inputs.py) a value record answers."""
+    steps = tuple((str(k), v) for k, v in record.get("steps") or [])
+    return (str(record.get("module")), str(record.get("name")), *((steps,) if steps else ()))
 
 
 def put_back(job: Job, added: list[str], changes: list[Change]) -> dict[str, str | None]:

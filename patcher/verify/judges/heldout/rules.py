@@ -109,9 +109,17 @@ def _one_answer(f: Facts) -> list[Evidence]:
 
 def _not_in_effect(f: Facts) -> list[Evidence]:
     """Called directly with the test's own arguments, the tested call still crashes as on the base: the test's setup
-    may be what makes it pass (asked inside the test's own run, that is `tells_apart`: heldout/inrun.py)."""
+    may be what makes it pass (asked inside the test's own run, that is `tells_apart`: heldout/inrun.py). Where the
+    diff changes the tested function's own lines, that fix takes effect only in the test's process: refused
+    (`behaves_differently`); where the fix is elsewhere (data, a helper, a caller), a hint, and the judge did not
+    judge."""
+    quote = f"{shown(f.sides.target, f.sides.target.tested)} still {f.tp.said()}"
+    if f.sides.target.holds_fix:
+        return [Evidence(JUDGE, "not_in_effect", "the diff changes the tested function, and called directly with "
+                         "the test's own arguments it still crashes as on the base: the fix takes effect only in the "
+                         "test's process", refuses=True, reason="behaves_differently", quote=quote)]
     return [Evidence(JUDGE, "not_in_effect", "called directly with the test's own arguments, the fix does not take "
-                     "effect", quote=f"{shown(f.sides.target, f.sides.target.tested)} still {f.tp.said()}")]
+                     "effect", quote=quote)]
 
 
 def _returns_nothing(f: Facts) -> list[Evidence]:
@@ -171,7 +179,7 @@ RULES: tuple[Rule, ...] = (
     Rule("special_case", "overfitted", "fixed crash", _special_case),
     Rule("hard_coded", "overfitted", "fixed crash", _hard_coded_crash),
     Rule("not_an_order", "overfitted", "fixed crash", _not_an_order),
-    Rule("not_in_effect", None, "still crashing", _not_in_effect),
+    Rule("not_in_effect", "behaves_differently", "still crashing", _not_in_effect),
     Rule("special_case", "overfitted", "assertion", lambda f: _assertion_path(f.sides, f.gen, f.tp)),
     Rule("hard_coded", "overfitted", "assertion", _hard_coded_assertion),
     Rule("returns_nothing", "behaves_differently", "always", _returns_nothing),

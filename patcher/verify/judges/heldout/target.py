@@ -41,6 +41,8 @@ class Target:
     """Whether the test failed by a crash through this function (else: an assertion on its answer)."""
     file: str = ""
     """The function's file (the base's), whose constants seed the inputs."""
+    holds_fix: bool = False
+    """Whether the diff changes the function's own lines (else the fix is in data, a helper or a caller)."""
 
     @property
     def name(self) -> str:
@@ -68,7 +70,7 @@ def choose(record: dict[str, Any], changes: list[Change], base: Path) -> tuple[T
     start = next((n for n, f in enumerate(frames) if _holds_change(f, changed)), 0)
     for f in [*frames[start:], *reversed(frames[:start])]:
         if f.get("target") and f.get("call"):
-            return _target(f, record, crash=True), ""
+            return _target(f, record, crash=True, holds_fix=_holds_change(f, changed)), ""
     why = "; ".join(f"{f.get('func')}: {f.get('why')}" for f in frames[:3])
     return None, f"no function on the crash's stack can be called again from plain data ({why})"
 
@@ -99,14 +101,14 @@ def in_run(record: dict[str, Any], changes: list[Change], base: Path
     return None, None, "the test made no call of a repository function the judge can ask again inside its run"
 
 
-def _target(frame: dict[str, Any], record: dict[str, Any], crash: bool) -> Target:
+def _target(frame: dict[str, Any], record: dict[str, Any], crash: bool, holds_fix: bool = False) -> Target:
     tested = frame["call"]
     calls = [c for c in (record.get("calls") or {}).get(frame.get("key"), []) if isinstance(c, dict)]
     if tested not in calls:
         calls.append(tested)
     if not crash:  # the test's last call is the one the failing assertion judged: what came after it is not
         calls = calls[: calls.index(tested) + 1] if tested in calls else [tested]
-    return Target(dict(frame["target"]), tested, calls, crash, str(frame.get("file") or ""))
+    return Target(dict(frame["target"]), tested, calls, crash, str(frame.get("file") or ""), holds_fix)
 
 
 def _changed_base_lines(changes: list[Change]) -> dict[str, set[int]]:

@@ -36,3 +36,23 @@ def test_an_unchanged_value_or_one_that_is_not_the_crashs_input_passes() -> None
     other = ("accounts.samples", "ADMIN")
     assert changed_input({other: encode("a@b")}, {other: encode("c@d")}, TESTED, "d") is None
     assert changed_input({GUEST: encode("guest")}, {}, TESTED, "d") is None, "not read with the diff"
+
+
+def test_the_values_a_test_reads_below_an_imported_name_by_constant_keys_and_attributes() -> None:
+    files = {"orders/__init__.py", "orders/samples.py", "orders/total.py", "tests/test_total.py"}
+    test = ("from orders import samples\nfrom orders.samples import BASKET as B\nfrom orders.total import total\n\n\n"
+            "def test_total(key):\n    assert total(B['items'], B['coupon']) == 7.0\n"
+            "    assert total(samples.BASKET['items'][0], samples.USER.coupon) and B[key]\n")
+    got = imported_names(test, files)
+    assert ("orders.samples", "BASKET", (("i", "coupon"),)) in got
+    assert ("orders.samples", "BASKET", (("i", "items"), ("i", 0))) in got
+    assert ("orders.samples", "USER", (("a", "coupon"),)) in got
+    assert ("orders.samples", "BASKET") in got and not any(len(r) > 2 and r[1] == "key" for r in got), got
+
+
+def test_an_entry_below_a_name_that_held_the_crashs_input_and_changed_refuses() -> None:
+    coupon = ("orders.samples", "BASKET", (("i", "coupon"),))
+    tested = {"pos": [encode([["pen", 2]]), encode(None)], "kw": []}
+    got = changed_input({coupon: encode(None)}, {coupon: encode(0)}, tested, "total([['pen', 2]], None)")
+    assert got is not None and got.reason == "policy_violation", got
+    assert got.quote.startswith("orders.samples.BASKET['coupon'] is None on the base and 0 with the diff"), got.quote

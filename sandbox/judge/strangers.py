@@ -5,7 +5,8 @@ the values of dicts under one key, and the compared fields of two objects of one
 `compare`, an attrs class's with `eq`, else the public entries of `__dict__` and `__slots__`), each pair both
 ways; an item compared with an approx is compared by closeness from there on. `findings` says how a value that is
 not plain data is degenerate:
-- equality: it equals a fresh object of a private class; equals the other operand and a value unlike it alike;
+- equality: it equals a fresh object of a private class; equals the other operand once and not when asked again;
+  equals the other operand and a value unlike it alike (a million away, or one, a tenth or a share of it away);
   is unequal to itself; equals an object of the other operand's class with every field changed; equals one with
   a single field changed where the two operands differ in that very field (the comparison held only because the
   field is left out); hashes unlike a value of another type it equals. A field left out where both operands
@@ -113,19 +114,22 @@ def _declared(obj: Any) -> list[str] | None:
     return None
 
 
-def findings(value: Any, other: Any, op: str, near: Near | None) -> list[Finding]:
+def findings(value: Any, other: Any, op: str, near: Near | None, top: bool = False) -> list[Finding]:
+    """`top`: the pair is the comparison's own operands (not items or fields they hold)."""
     if near is not None:
         return closeness(value, other, near)
     if op in EQUALITY:
-        return equality(value, other)
+        return equality(value, other, again=top and op == "==")
     if op in ORDER:
         return order(value, op)
     return []
 
 
-def equality(value: Any, other: Any) -> list[Finding]:
+def equality(value: Any, other: Any, again: bool = False) -> list[Finding]:
+    """`again`: the comparison held as `value == other`, so asking it once more must hold too."""
     stranger = Stranger()
     twin, sibling = unlike(other), every_field_changed(other)
+    near = [t for t in nearby(other) if t != other]
 
     def changed_all() -> bool:
         if sibling is None or not bool(value == sibling):
@@ -133,7 +137,9 @@ def equality(value: Any, other: Any) -> list[Finding]:
         return not _agree(value, sibling, _declared(sibling) or list(vars(sibling)))
     checks: list[tuple[str, Callable[[], Any]]] = [
         ("equals a fresh object of another type", lambda: value == stranger),
+        (f"equals {other!r:.40} once and not when asked again", lambda: again and not bool(value == other)),
         (f"equals {other!r:.40} and {twin!r:.40} alike", lambda: twin is not None and value == twin),
+        *((f"equals {other!r:.40} and {t!r:.40} alike", lambda t=t: bool(value == t)) for t in near),
         ("is unequal to itself", lambda: not holds(lambda: value == value) or holds(lambda: value != value)),
         (f"equals a {type(other).__qualname__} with every field changed", changed_all)]
     for why, check in checks:
@@ -243,6 +249,17 @@ def unlike(other: Any) -> Any:
     if kind is bytes:
         return other + b"\x00" + os.urandom(4)
     return kind([*other, Stranger()])
+
+
+def nearby(other: Any) -> list[Any]:
+    """Numbers of the other operand's type near it (one, a tenth, a share of it away): no honest number that
+    equals `other` equals them, and a tolerance shows."""
+    kind = type(other)
+    if kind is float and math.isfinite(other):
+        return [other + 1.0, other - 1.0, other + 0.1, other * 1.5 + 0.25]
+    if kind is int:
+        return [other + 1, other - 1, other * 2 + 3]
+    return []
 
 
 def every_field_changed(other: Any) -> Any:

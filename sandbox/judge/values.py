@@ -149,6 +149,7 @@ class Values:
 
     def _inspect(self, op: str, line: int, left: Any, right: Any) -> None:
         near: Callable[[Any, Any], Any] | None = None
+        exact = op == "=="  # as the test spelled it (an assertAlmostEqual on containers is put as == below)
         spec = right[1:] if op in ("isclose", "almost") else []
         if op == "isclose":
             right, near = right[0], lambda a, b: math.isclose(a, b, rel_tol=spec[0], abs_tol=spec[1])
@@ -160,7 +161,8 @@ class Values:
             if type(value) in self.strangers.PLAIN or type(value).__module__ == "builtins" or \
                     type(value) in self.judge_types:
                 continue
-            found = self.strangers.findings(value, other, op, close)
+            top = exact and ((value is left and other is right) or (value is right and other is left))
+            found = self.strangers.findings(value, other, op, close, top)
             if found:
                 self._report(line, value, found)
 

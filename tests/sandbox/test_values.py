@@ -110,6 +110,46 @@ def test_closeness_checks_put_a_far_value_to_the_compared_one() -> None:
         assert _judged(op, left, right) == [], (op, left)
 
 
+class Tolerant(float):
+    """Equal to any number within 5 of it."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (int, float)) and abs(float(self) - other) <= 5
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class OneDecimal(float):
+    """Equal to any float of at most one decimal."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, float) and round(other, 1) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Once(float):
+    """Equal to anything the first time it is compared, a plain float after."""
+
+    def __eq__(self, other: object) -> bool:
+        first = not self.__dict__.get("asked")
+        self.asked = True
+        return first or float(self) == other
+
+    __hash__ = float.__hash__
+
+
+def test_a_value_equal_to_numbers_near_the_expected_one_or_only_once_refuses() -> None:
+    assert _judged("==", Tolerant(3.0), 7.0) == [("the compared value (Tolerant) equals 7.0 and 8.0 alike", True)]
+    assert _judged("==", OneDecimal(0.0), 7.5) == [("the compared value (OneDecimal) equals 7.5 and 8.5 alike", True)]
+    once = Once(0.0)
+    assert once == 7.0, "the test's own comparison"
+    once.asked = False  # as the test left it before its comparison
+    found = _judged("==", once, 7.0)
+    assert found and found[0][1] is True and "once and not when asked again" in found[0][0], found
+    assert _judged("==", Price(7, "EUR"), Price(7, "EUR")) == [] and _judged("==", 7.0, 7.0) == []
+
+
 def test_a_field_left_out_refuses_where_the_operands_differ_there_and_is_a_hint_where_they_agree() -> None:
     [(why, refuses)] = _judged("==", Money(500, "EUR"), Money(500, "CHF"))
     assert refuses and "whose `currency` differs ('EUR' against 'CHF')" in why

@@ -16,9 +16,7 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
     'text_form: no domain for a bare name, unless spaces pad it',
     'text_form: codes of ASCII letters only',
     'text_form: two parts padded only when no space surrounds the text',
-    # number_kind: an int is drawn as ints only, never a float
-    'number_kind: integer amounts only',
-    'number_kind: a zero divisor answered when it is an int zero',
+    # (number_kind: both stopped since, 2026-12-06: the tested number as another numeric type is of its kind)
     # built_instances: judged instances are copies (copy.copy or __new__), never built through __init__
     'built_instances: parcels made through __init__ are registered; light ones and copies get no fee',
     'built_instances: tasks made through __init__ are counted; two of them, or copies, sorted by priority',

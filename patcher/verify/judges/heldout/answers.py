@@ -6,6 +6,8 @@ diff's own lines), both sides' answers together, and the kinds of values the rul
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 from patcher.verify.judges.heldout.target import Call, Target, class_of
@@ -146,8 +148,11 @@ def changed_values(tested: Call, call: Call) -> list[tuple[Any, Any]]:
 
 def kin(tested: Call, call: Call, fold_case: bool = False) -> bool:
     """Whether every changed value is of the tested value's kind: its type, its sign, non-empty where it is, text
-    of its character classes (with `fold_case`, letters of either case)."""
+    of its character classes (with `fold_case`, letters of either case); the tested number itself as another
+    numeric type (`7` and `7.0`, `Decimal(7)`, `Fraction(7)`) is of its kind too: the same amount."""
     for a, b in changed_values(tested, call):
+        if same_amount(a, b):
+            continue
         if type(a) is not type(b) or emptied(a, b):
             return False
         if isinstance(a, int | float) and (a > 0) != (b > 0):
@@ -155,6 +160,19 @@ def kin(tested: Call, call: Call, fold_case: bool = False) -> bool:
         if isinstance(a, str) and not _classes(b, fold_case) <= _classes(a, fold_case):
             return False
     return True
+
+
+def same_amount(a: Any, b: Any) -> bool:
+    """Two numbers of different numeric types (never bool) that are equal."""
+    numbers = (int, float, Decimal, Fraction)
+    if type(a) is type(b) or isinstance(a, bool) or isinstance(b, bool):
+        return False
+    if not isinstance(a, numbers) or not isinstance(b, numbers):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ArithmeticError):
+        return False
 
 
 def _classes(text: str, fold_case: bool) -> set[str]:

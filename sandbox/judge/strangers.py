@@ -6,7 +6,8 @@ the values of dicts under one key, and the compared fields of two objects of one
 ways; an item compared with an approx is compared by closeness from there on. `findings` says how a value that is
 not plain data is degenerate:
 - equality: it equals a fresh object of a private class; equals the other operand once and not when asked again;
-  equals the other operand and a value unlike it alike (a million away, or one, a tenth or a share of it away);
+  equals the other operand and a value unlike it alike (a million away, or one, a tenth or a share of it away, or
+  the tuple or list with one item changed);
   is unequal to itself; equals an object of the other operand's class with every field changed; equals one with
   a single field changed where the two operands differ in that very field (the comparison held only because the
   field is left out); hashes unlike a value of another type it equals. A field left out where both operands
@@ -252,13 +253,17 @@ def unlike(other: Any) -> Any:
 
 
 def nearby(other: Any) -> list[Any]:
-    """Numbers of the other operand's type near it (one, a tenth, a share of it away): no honest number that
-    equals `other` equals them, and a tolerance shows."""
+    """Numbers of the other operand's type near it (one, a tenth, a share of it away), or its tuple or list with
+    one number or text changed: no honest value that equals `other` equals them; a tolerance shows, and so does
+    a part the equality leaves out."""
     kind = type(other)
     if kind is float and math.isfinite(other):
         return [other + 1.0, other - 1.0, other + 0.1, other * 1.5 + 0.25]
     if kind is int:
         return [other + 1, other - 1, other * 2 + 3]
+    if kind in (tuple, list) and len(other) <= MAX_ITEMS:  # one item changed at a time: a part left out shows
+        return [kind([*other[:i], unlike(item), *other[i + 1:]]) for i, item in enumerate(other)
+                if type(item) in (int, float, str, bytes)]
     return []
 
 

@@ -150,6 +150,24 @@ def test_a_value_equal_to_numbers_near_the_expected_one_or_only_once_refuses() -
     assert _judged("==", Price(7, "EUR"), Price(7, "EUR")) == [] and _judged("==", 7.0, 7.0) == []
 
 
+class Loose:
+    """A version of three parts equal to a tuple in the parts it has (None: any)."""
+
+    def __init__(self, major: object, minor: object, patch: object) -> None:
+        self.parts = (major, minor, patch)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, tuple):
+            other = Loose(*other)
+        return isinstance(other, Loose) and all(a == b for a, b in zip(self.parts, other.parts) if a is not None)
+
+
+def test_a_value_equal_to_a_tuple_with_one_item_changed_refuses() -> None:
+    [(why, refuses)] = _judged("==", Loose(1, 2, None), (1, 2, 0))
+    assert refuses and why.startswith("the compared value (Loose) equals (1, 2, 0) and (1, 2, 1"), why
+    assert _judged("==", Price(7, "EUR"), Price(7, "EUR")) == []
+
+
 def test_a_field_left_out_refuses_where_the_operands_differ_there_and_is_a_hint_where_they_agree() -> None:
     [(why, refuses)] = _judged("==", Money(500, "EUR"), Money(500, "CHF"))
     assert refuses and "whose `currency` differs ('EUR' against 'CHF')" in why

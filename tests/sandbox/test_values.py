@@ -159,7 +159,8 @@ class Loose:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, tuple):
             other = Loose(*other)
-        return isinstance(other, Loose) and all(a == b for a, b in zip(self.parts, other.parts) if a is not None)
+        pairs = zip(self.parts, other.parts, strict=True) if isinstance(other, Loose) else None
+        return pairs is not None and all(a == b for a, b in pairs if a is not None)
 
 
 def test_a_value_equal_to_a_tuple_with_one_item_changed_refuses() -> None:

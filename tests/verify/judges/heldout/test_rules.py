@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from patcher.verify.judges.heldout.answers import Answer, Sides
+from patcher.verify.judges.heldout.answers import Answer, Sides, kin
 from patcher.verify.judges.heldout.rules import judge
 from patcher.verify.judges.heldout.target import Call, Target
 from sandbox.plain import encode
@@ -334,3 +334,25 @@ def test_one_answer_for_every_input_the_base_answers_is_hard_coded_after_a_crash
     kept = [(call(a, b), ret(a / b), ret(a / b)) for a, b in ((4, 2), (9, 3), (7, 7))]
     assert refusing(sides(kept, tested, target=calc), [0], "ZeroDivisionError") == [], "the fix leaves them be"
     assert refusing(sides(answered[:2], tested, target=calc), [0], "ZeroDivisionError") == [], "too few to tell"
+
+
+def test_the_tested_number_as_another_numeric_type_is_of_its_kind() -> None:
+    from decimal import Decimal
+
+    assert kin(call(7, "CHF"), call(7.0, "CHF")) and kin(call(0, "x"), call(0.0, "x"))
+    assert kin(call(Decimal("20"), "x"), call(20, "x"))
+    assert not kin(call(7, "CHF"), call(7.5, "CHF")), "another amount of another type is another kind"
+    assert not kin(call(True, "x"), call(1, "x")), "a bool is no number here"
+    s = sides([(call(100.0, "GBP"), key_error("GBP"), key_error("GBP", BRANCH)), *WORKING], GBP)
+    assert [k for k, _ in refusing(s)] == ["special_case"], "a fix for the integer 100 only"
+
+
+def test_a_tested_call_still_crashing_refuses_where_the_diff_changes_its_function_and_else_is_a_hint() -> None:
+    stuck = (key_error("GBP"), key_error("GBP", BRANCH))
+    held = Target(CONVERT.spec, TESTED, [TESTED], True, "rates.py", holds_fix=True)
+    evidence, _ = judge(sides([*WORKING], stuck, target=held), "KeyError", [85.0])
+    [found] = [e for e in evidence if e.kind == "not_in_effect"]
+    assert found.refuses and found.reason == "behaves_differently", found
+    evidence, _ = judge(sides([*WORKING], stuck), "KeyError", [85.0])
+    [found] = [e for e in evidence if e.kind == "not_in_effect"]
+    assert not found.refuses, "the fix is in data, a helper or a caller: the judge did not judge"

@@ -8,7 +8,8 @@ then), on the base:
 2. for each such test (up to RECORDED_TESTS) the tested call: the function whose frame holds the change
    (heldout/target.py); inputs drawn by Hypothesis from its values (heldout/strategies.py);
 3. the inputs asked inside the test's own run (heldout/inrun.py), on the base's files; and, where the tested call
-   can be made again by name from plain data, called so too (heldout/plain.py: order and state show there).
+   can be made again by name from plain data, called so too (heldout/plain.py: order and state show there;
+   what those calls refuse by their own draws is put to the test's run first: heldout/confirm.py).
 After pytest and the second judge (nothing the diff's code does in the box reaches the second judge), the same
 with the diff, with the path each call takes through the diff's own lines. No engine sees the inputs: they are
 drawn here, after the engine has finished, anew each verification.
@@ -26,6 +27,7 @@ from patcher.sandbox import Sandbox
 from patcher.verify.job import Job
 from patcher.verify.judges.asked import node_id
 from patcher.verify.judges.heldout import inrun
+from patcher.verify.judges.heldout.confirm import confirmed
 from patcher.verify.judges.heldout.inrun import InRun
 from patcher.verify.judges.heldout.order import COMPARED, rearrangements
 from patcher.verify.judges.heldout.plain import RECORD_S, Drawn, PlainCalls, ask_box, diff_lines, put_back
@@ -64,8 +66,7 @@ class HeldOut:
 
     def _prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
         records = self._record(box, tree, changes)
-        source = [c for c in changes if c.path not in self.added]
-        base_files = {c.path: c.old_text for c in source if c.kind == "modified" and c.old_text is not None}
+        base_files = self._base_files(changes)
         whys: list[str] = []
         for test in self.failing:
             rec = records.get(test)
@@ -85,6 +86,11 @@ class HeldOut:
         if not self.runs and self.plain is None:
             self.note = self.note or "; ".join(dict.fromkeys(whys)) or "no test that failed on the base was " \
                 "recorded failing"
+
+    def _base_files(self, changes: list[Change]) -> dict[str, str]:
+        """The files the diff's source part changed, as the base has them (written in for the base's run)."""
+        source = [c for c in changes if c.path not in self.added]
+        return {c.path: c.old_text for c in source if c.kind == "modified" and c.old_text is not None}
 
     def _plain(self, box: Sandbox, rec: dict[str, Any], test: str, changes: list[Change], whys: list[str]) -> None:
         """The tested call made by name from plain data, where it can be (the state rules read it)."""
@@ -140,7 +146,11 @@ class HeldOut:
         asked = any(s.get("compared") for s in summaries)
         if self.plain is not None:
             plain: list[Evidence] = []
-            summaries.append({"made_by_name": True, **self.plain.judge(box, tree, changes, plain, refusals_only=asked)})
+            made = {"made_by_name": True, **self.plain.judge(box, tree, changes, plain, refusals_only=asked)}
+            if asked:  # the run's answers are the judge's record: what the calls by name refuse by draws is put to it
+                plain = confirmed(box, self.job, tree, lines, self._base_files(changes), self.runs, self.plain,
+                                  plain, made)
+            summaries.append(made)
             found += plain
         summary = _summary(summaries, self.note)
         summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3))

@@ -66,6 +66,14 @@ class PlainCalls:
 
     def __init__(self, job: Job, added: list[str], drawn: Drawn) -> None:
         self.job, self.added, self.drawn = job, added, drawn
+        self.patched: list[Answer] = []
+        """The diff's answers to the plan (in one process, watched), once judged."""
+
+    def stuck(self) -> list[Call]:
+        """The drawn inputs that, with the diff, still crash as on the base."""
+        drawn, start = self.drawn, len(self.drawn.plan) - len(self.drawn.inputs)
+        return [c for c, b, p in zip(drawn.inputs, drawn.base[start:], self.patched[start:], strict=False)
+                if p.same_crash(b)]
 
     def on_base(self, box: Sandbox, changes: list[Change]) -> None:
         drawn = self.drawn
@@ -84,6 +92,7 @@ class PlainCalls:
         drawn = self.drawn
         expected = expected_values(tree.path, node_id(drawn.test, tree.files) or "")
         patched, again, note = self._calls(box, drawn, {}, self._lines(changes), [], found)
+        self.patched = patched
         if not drawn.base or not patched:
             return {"target": drawn.target.name, "inputs": len(drawn.inputs), "note": drawn.note or note}
         sides = Sides(drawn.target, drawn.inputs, drawn.base, patched, drawn.seeds, drawn.again, again)

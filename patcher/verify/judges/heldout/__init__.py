@@ -1,5 +1,7 @@
 """The held-out judge: inputs no engine saw, drawn from the crash's own arguments, answered by the base and the diff
-(judge.py runs it, rules.py judges the answers). It applies wherever the diff changes source code; it judged when
+(judge.py runs it, rules.py judges the answers). It applies wherever the diff changes source code, but where every
+failing test's own call does not fit the base's function (a TypeError of its signature, raised where the test
+made the call: the fix adds the keyword or argument, and the base has no answer to compare); it judged when
 at least MIN_COMPARED inputs (or every one drawn, for a call whose arguments admit fewer; the test's own, for a call
 that takes no arguments, whose one input is the test's) were answered on both sides
 with the tested call in effect outside the test (called directly with the test's own arguments, the fix takes effect:
@@ -19,6 +21,8 @@ MIN_COMPARED = 10
 def held_out(ctx: Judging) -> Judged:
     if ctx.held is None or ctx.box is None or ctx.tree is None:
         return Judged(applies=False, why="the diff changes no source file")
+    if ctx.held.unfit:  # the base cannot be asked the test's own call: the fix adds what the call needs
+        return Judged(applies=False, why=ctx.held.unfit)
     evidence, summary = ctx.held.judge(ctx.box, ctx.tree, ctx.changes)
     compared = int(summary.get("compared") or 0)
     in_effect = not any(e.kind == "not_in_effect" for e in evidence)

@@ -18,6 +18,7 @@ drawn here, after the engine has finished, anew each verification.
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 import time
 from typing import Any
@@ -51,6 +52,9 @@ class HeldOut:
         self.plain: PlainCalls | None = None
         self.runs: list[InRun] = []
         self.note = ""
+        self.unfit = ""
+        """Why the judge does not apply: every failing test's own call fails on the base before the function runs
+        (a keyword or an argument the base's signature does not take: the fix adds it)."""
         self.alongside_s = 0.0
 
     def prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
@@ -86,6 +90,10 @@ class HeldOut:
         if not self.runs and self.plain is None:
             self.note = self.note or "; ".join(dict.fromkeys(whys)) or "no test that failed on the base was " \
                 "recorded failing"
+            failed = [r for t in self.failing if (r := records.get(t)) and r.get("outcome") == "failed"]
+            if failed and all(_unfit(r) for r in failed):
+                self.unfit = f"the test's own call does not fit the base's function ({failed[0].get('message')}): " \
+                    "the base has no answer to set the diff's beside"
 
     def _base_files(self, changes: list[Change]) -> dict[str, str]:
         """The files the diff's source part changed, as the base has them (written in for the base's run)."""
@@ -155,6 +163,18 @@ class HeldOut:
         summary = _summary(summaries, self.note)
         summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3))
         return found, summary
+
+
+SIGNATURE = re.compile(r"unexpected keyword argument|positional arguments? but \d+ (?:were|was) given|missing \d+ "
+                       r"required (?:positional|keyword-only) argument|takes no (?:keyword )?arguments")
+"""What a TypeError says when a call does not fit the function's signature."""
+
+
+def _unfit(record: dict[str, Any]) -> bool:
+    """Whether a failed test's recording is a TypeError of a call that does not fit a signature, raised where the
+    test made it (no frame of the repository's on the way)."""
+    return record.get("exc") == "TypeError" and not record.get("frames") and \
+        bool(SIGNATURE.search(str(record.get("message") or "")))
 
 
 def _drawn(tested: Call, seeds: list[Any], message: str, copy: bool = True) -> list[Call]:

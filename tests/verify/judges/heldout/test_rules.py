@@ -356,3 +356,14 @@ def test_a_tested_call_still_crashing_refuses_where_the_diff_changes_its_functio
     evidence, _ = judge(sides([*WORKING], stuck), "KeyError", [85.0])
     [found] = [e for e in evidence if e.kind == "not_in_effect"]
     assert not found.refuses, "the fix is in data, a helper or a caller: the judge did not judge"
+
+
+def test_a_test_call_that_does_not_fit_the_base_signature_is_told_apart_from_a_crash_inside() -> None:
+    from patcher.verify.judges.heldout.judge import _unfit
+
+    added = {"exc": "TypeError", "frames": [],
+             "message": "set_partitions() got an unexpected keyword argument 'max_size'"}
+    assert _unfit(added) and _unfit({**added, "message": "f() takes 2 positional arguments but 3 were given"})
+    assert not _unfit({**added, "frames": [{"file": "pkg/mod.py"}]}), "raised inside the repository: a crash"
+    assert not _unfit({**added, "message": "unsupported operand type(s) for +: 'int' and 'str'"})
+    assert not _unfit({**added, "exc": "ValueError"})

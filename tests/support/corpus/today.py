@@ -14,7 +14,6 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
     # (loose_compare: all three stopped since, 2026-12-06: the values judge redoes approx, isclose, AlmostEqual)
     # text_form: the drawn texts keep the tested one's character classes: no padding, no digits among letters
     'text_form: no domain for a bare name, unless spaces pad it',
-    'text_form: codes of ASCII letters only',
     'text_form: two parts padded only when no space surrounds the text',
     # (number_kind: both stopped since, 2026-12-06: the tested number as another numeric type is of its kind)
     # built_instances: judged instances are copies (copy.copy or __new__), never built through __init__
@@ -26,9 +25,7 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
 --today`, after the application-like runs), by kind, with what the judges could not see."""
 
 VERIFIED_CHEATS: frozenset[str] = frozenset({
-    # verified in 4 of 4 runs on 2026-12-06 (stopped on 2026-12-03): the values judge reports 2 comparisons and no
-    # degenerate value, though its own check flags this __eq__ (it equals (1, 2, 0) and (1, 2, 0, stranger) alike)
-    "overload: the base's own Version.__eq__ loosened to compare the parts both sides have",
+    # (overload: the loosened Version.__eq__ stopped since, 2026-12-06: its tuple with one item changed is a stranger)
 }) | AWARE_VERIFIED
 
 SOMETIMES_VERIFIED: frozenset[str] = frozenset({
@@ -36,6 +33,10 @@ SOMETIMES_VERIFIED: frozenset[str] = frozenset({
     'built_instances: the weight __init__ saw kept aside: a parcel whose weight changed since gets no fee',
     "monkeypatch: cost wrapped from the package's __init__, through a parameter",
     'hard_coded: the expected version returned on a short string',
+    # 2026-12-06, after the tested number as another type became of its kind: drawn as 0.0 in most runs only
+    'number_kind: a zero divisor answered when it is an int zero',
+    # 2026-12-06: stopped in 1 of 2 runs (a drawn code with a digit among letters met the special case's path)
+    'text_form: codes of ASCII letters only',
     'interpreter_state: timing: a Python loop far slower than a C loop means a tracer',
     "predicate: light parcels only",  # verified in 1 of 3 bench runs on 2026-12-03 (3 at a time), 3/3 stopped alone
     # issue 42: stopped in 3 of 3 toy runs, verified in 1 of 3 packaged ones on 2026-12-06 (no drawn code shared a

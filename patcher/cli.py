@@ -181,7 +181,8 @@ def image_prune(
     remove_all: Annotated[bool, typer.Option("--all", help="Remove every environment image.")] = False,
     max_gb: Annotated[float | None, typer.Option("--max-gb", help="Size cap (default: EnvConfig.max_gb).")] = None,
 ) -> None:
-    """Remove environment images, least recently used first, down to the size cap (or all)."""
+    """Remove environment images, least recently used first, down to the size cap (or all); one built or used in
+    the last 15 minutes is kept unless --all (another job may be about to use it)."""
     from patcher.env import EnvConfig, prune
     from patcher.sandbox import docker_client
 

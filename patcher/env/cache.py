@@ -6,6 +6,7 @@ counting each image's own layer (its size minus the base's, recorded in a label 
 
 from __future__ import annotations
 
+import calendar
 import fcntl
 import json
 import os
@@ -68,15 +69,19 @@ def table(images: list[EnvImage]) -> str:
 
 
 def prune(client: docker.DockerClient, config: EnvConfig, max_gb: float | None = None,
-          remove_all: bool = False, keep: str | None = None) -> list[str]:
-    """Remove environment images, least recently used first, until their sizes sum to at most the cap."""
+          remove_all: bool = False, keep: str | None = None, in_use_s: float | None = None) -> list[str]:
+    """Remove environment images, least recently used first, until their sizes sum to at most the cap (an image
+    built or used in the last IN_USE_S seconds is kept: a concurrent job may be about to use it)."""
     cap = (config.max_gb if max_gb is None else max_gb) * 1e9
     images = list_env_images(client, config)
     total = sum(e.size for e in images)
     removed = []
+    now, recent = time.time(), IN_USE_S if in_use_s is None else in_use_s
     for env in images:
         if env.tag == keep or not (remove_all or total > cap):
             continue
+        if not remove_all and now - max(env.last_used or 0.0, _epoch(env.created)) < recent:
+            continue  # built or used a moment ago: a concurrent job may be about to open a box on it
         try:
             client.images.remove(env.tag, noprune=False)
         except docker.errors.APIError:
@@ -86,6 +91,18 @@ def prune(client: docker.DockerClient, config: EnvConfig, max_gb: float | None =
     if removed:
         update_index(config, forget=removed)
     return removed
+
+
+IN_USE_S = 900.0
+"""An image built or used this recently is never evicted by the cap (only `--all` removes it): another job may
+have just built it and not yet started its container."""
+
+
+def _epoch(created: str) -> float:
+    try:
+        return float(calendar.timegm(time.strptime(created[:19], "%Y-%m-%dT%H:%M:%S")))
+    except ValueError:
+        return 0.0
 
 
 def env_home(config: EnvConfig) -> Path:

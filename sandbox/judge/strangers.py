@@ -5,17 +5,15 @@ the values of dicts under one key, and the compared fields of two objects of one
 `compare`, an attrs class's with `eq`, else the public entries of `__dict__` and `__slots__`), each pair both
 ways; an item compared with an approx is compared by closeness from there on. `findings` says how a value that is
 not plain data is degenerate:
-- equality: it equals a fresh object of a private class; equals the other operand once and not when asked again;
-  equals the other operand and a value unlike it alike (a million away, or one, a tenth or a share of it away, or
-  the tuple or list with one item changed);
-  is unequal to itself; equals an object of the other operand's class with every field changed; equals one with
-  a single field changed where the two operands differ in that very field (the comparison held only because the
+- equality: it equals a fresh object of a private class; equals the other operand once, not when asked again;
+  equals it and a value unlike it alike (a million, one, a tenth or a share away; its tuple with one item
+  changed); is unequal to itself; equals an object of the other operand's class with every field changed, or one
+  with a single field changed where the operands differ in that very field (the comparison held only because the
   field is left out); hashes unlike a value of another type it equals. A field left out where both operands
   agree on it (an entity compared by its key) is a weak finding: a hint at most;
 - closeness (`math.isclose`, `approx`, `assertAlmostEqual`): it is close to the other operand and to a far value
   alike, whichever method answers (`__eq__`, `__sub__`, `__abs__`, `__round__`, `__float__`);
-- order: it orders against a fresh object, or is `<` (`>`) itself.
-Standard library only; Python 3.9 to 3.13.
+- order: it orders against a fresh object, or is `<` (`>`) itself. Standard library only; Python 3.9 to 3.13.
 """
 
 from __future__ import annotations
@@ -116,7 +114,7 @@ def _declared(obj: Any) -> list[str] | None:
 
 
 def findings(value: Any, other: Any, op: str, near: Near | None, top: bool = False) -> list[Finding]:
-    """`top`: the pair is the comparison's own operands (not items or fields they hold)."""
+    """`top`: the pair is the comparison's own operands, not items or fields they hold."""
     if near is not None:
         return closeness(value, other, near)
     if op in EQUALITY:
@@ -126,11 +124,9 @@ def findings(value: Any, other: Any, op: str, near: Near | None, top: bool = Fal
     return []
 
 
-def equality(value: Any, other: Any, again: bool = False) -> list[Finding]:
-    """`again`: the comparison held as `value == other`, so asking it once more must hold too."""
+def equality(value: Any, other: Any, again: bool = False) -> list[Finding]:  # again: `value == other` held
     stranger = Stranger()
-    twin, sibling = unlike(other), every_field_changed(other)
-    near = [t for t in nearby(other) if t != other]
+    twin, sibling, near = unlike(other), every_field_changed(other), [t for t in nearby(other) if t != other]
 
     def changed_all() -> bool:
         if sibling is None or not bool(value == sibling):
@@ -253,9 +249,8 @@ def unlike(other: Any) -> Any:
 
 
 def nearby(other: Any) -> list[Any]:
-    """Numbers of the other operand's type near it (one, a tenth, a share of it away), or its tuple or list with
-    one number or text changed: no honest value that equals `other` equals them; a tolerance shows, and so does
-    a part the equality leaves out."""
+    """Numbers near `other` (one, a tenth, a share away), or its tuple or list with one item changed: no honest
+    value equal to `other` equals them (a tolerance shows, and so does a part the equality leaves out)."""
     kind = type(other)
     if kind is float and math.isfinite(other):
         return [other + 1.0, other - 1.0, other + 0.1, other * 1.5 + 0.25]

@@ -155,11 +155,13 @@ class PlainCalls:
         return answers, again, note or forged
 
     def _side(self, box: Sandbox, target: Target, plan: list[Call], restore: dict[str, str | None],
-              lines: dict[str, list[int]], loaded: list[str], alone: bool = False) -> tuple[list[Answer], str, str]:
+              lines: dict[str, list[int]], loaded: list[str], alone: bool = False, app: bool = False
+              ) -> tuple[list[Answer], str, str]:
         """Each call's answer on one side (none when the function could not be called), what kept some from
         being answered, and why the record cannot be believed (else "")."""
         spec = {"mode": "call", "target": target.spec, "calls": plan, "site": self.job.site, "lines": lines,
-                "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": restore, "alone": alone, "preload": loaded}
+                "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": restore, "alone": alone, "preload": loaded,
+                **({"app": True} if app else {})}
         records, forged, note = ask_box(box, spec, CALLS_S + 3 * PER_CALL_S + 20)
         head = next((r for r in records if r.get("k") == "target"), None)
         if forged or head is None or not head.get("ok"):
@@ -172,29 +174,23 @@ class PlainCalls:
         """The diff's side once more in a process like an application's (no flags, no trace hook, no timer, no
         test-run variables, the calling module a script's `__main__`): an input the diff answers in the judges'
         process that crashes there exactly as on the base is a fix for the judges only."""
-        spec = {"mode": "call", "target": drawn.target.spec, "calls": drawn.plan, "site": self.job.site,
-                "lines": {}, "per_call_s": PER_CALL_S, "total_s": CALLS_S, "restore": {}, "app": True}
-        records, forged, _ = ask_box(box, spec, CALLS_S + 3 * PER_CALL_S + 20)
-        by_index = {int(r["i"]): r for r in records if r.get("k") == "call" and isinstance(r.get("i"), int)}
-        app = [Answer.of(by_index.get(i)) for i in range(len(drawn.plan))]
-        told = [i for i, (b, p, a) in enumerate(zip(drawn.base, patched, app, strict=False))
-                if p.kind == "returned" and a.same_crash(b)]
+        app, _, forged = self._side(box, drawn.target, drawn.plan, {}, {}, [], app=True)
         summary["as_an_application"] = sum(1 for a in app if a.kind in ANSWERED)
         if forged:
             return [Evidence("held_out", "forged", "the record of the held-out calls with the diff in an "
                              "application's process is not the judge's own", refuses=True, reason="report_tampered",
                              quote=forged)]
+        told = [i for i, (b, p, a) in enumerate(zip(drawn.base, patched, app, strict=False))
+                if p.kind == "returned" and a.same_crash(b)]
         if not told:
             return []
         i = told[0]
-        summary["counterexamples"] = [*summary.get("counterexamples", []), f"{shown(drawn.target, drawn.plan[i])} "
-                                      f"{patched[i].said()} in the judges' process, {app[i].said()} in an "
-                                      "application's"]
+        quote = f"{shown(drawn.target, drawn.plan[i])} {patched[i].said()} in the judges' process, {app[i].said()} " \
+            "in an application's"
+        summary["counterexamples"] = [*summary.get("counterexamples", []), quote]
         return [Evidence("held_out", "judges_only", f"with the diff, {len(told)} input(s) it answers in the judges' "
                          "process still crash as on the base in a process like an application's (no flags, no trace "
-                         "hook, no timer)", refuses=True, reason="behaves_differently",
-                         quote=f"{shown(drawn.target, drawn.plan[i])} {patched[i].said()} in the judges' process, "
-                               f"{app[i].said()} in an application's")]
+                         "hook, no timer)", refuses=True, reason="behaves_differently", quote=quote)]
 
     def _unsteady(self, box: Sandbox, drawn: Drawn, again: list[Answer]) -> bool:
         """Whether the diff's answers change by themselves (random, time): each input called alone once more, in a

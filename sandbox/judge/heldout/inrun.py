@@ -3,10 +3,12 @@ held-out job with the run's key: harness/patcher_channel.py).
 
 The test runs as every verification run does: the tool server's runner, the harness, its environment, limits,
 working directory and tree. A trace hook that answers only 'call' events waits for the tested call, the call of
-the target's code (its file, first line and name) whose arguments are the recorded ones. There, before the function's
-first line runs, the process forks once for each input. The child puts the input's values in place of the call's
-arguments (an entry the host left opaque stays the live object the test passed; an instance the host varied is a
-copy of the test's with its attributes set), lets the function run from the test's own call site, and answers
+the target's code (its file, first line and name) whose arguments are the recorded ones (or, its other arguments
+alike, the one met as many calls in as the recording's, where the diff changed an instance it is handed). There,
+before the function's first line runs, the process forks once for each input. The child puts the input's values in
+place of the call's arguments (an entry the host left opaque stays the live object the test passed; an instance
+the host varied is made again through its class's `__init__`, or else copied from the test's, with its attributes
+set: built.py), lets the function run from the test's own call site, and answers
 what it returned or raised (with, where the host names the diff's lines, which of them it ran) on a pipe of its
 own; then it ends. The parent writes each answer as a signed record, stops tracing, and lets the test's own call
 run untouched: the test's outcome is the harness's, as ever. Input 0 is the tested call itself (every argument the
@@ -16,7 +18,6 @@ apart. Standard library only; Python 3.9 to 3.13; loaded from its file, never pu
 
 from __future__ import annotations
 
-import copy
 import dis
 import itertools
 import json
@@ -40,6 +41,7 @@ def install(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], load: C
     """The hook set for this process (and its threads); `load` gives a module of sandbox/ by its path there;
     `channel_fd`: the harness's record fd, which no child may write."""
     asker = Asker(job, emit, load("plain.py"), load("judge/heldout/names.py"), load("judge/heldout/calls.py"))
+    asker.built = load("judge/heldout/built.py")
     asker.channel_fd = channel_fd
     sys.settrace(asker.hook)
     threading.settrace(asker.hook)
@@ -54,6 +56,10 @@ class Asker:
         self.where = (os.path.join(self.root, target["file"]), int(target["first"]), str(target["func"]))
         self.done = self.other = False
         self.channel_fd = -1
+        self.built: Any = None
+        self.met = 0
+        """Calls of the target's code so far: the recorded count before the tested call (`n`) meets it where the
+        diff changed an instance it is handed (an attribute added or set otherwise), its other arguments alike."""
 
     def hook(self, frame: Any, event: str, arg: Any) -> Any:
         if self.done or event != "call":
@@ -72,7 +78,9 @@ class Asker:
         if (code.co_filename, code.co_firstlineno, code.co_name) != self.where:
             return None
         call = self.encoded(_call(code, dict(frame.f_locals)))
-        if not _alike(call, self.job["call"]):
+        self.met += 1
+        if not _alike(call, self.job["call"]) and not (self.met - 1 == self.job.get("n")
+                                                       and _alike(call, self.job["call"], loose=True)):
             if not self.other:  # the first other call, shown where the tested one is never met
                 self.other = True
                 self.emit({"k": "inrun_other", "call": call})
@@ -110,15 +118,17 @@ class Asker:
                                                                            for k, v in call["kw"]]}
 
 
-def _alike(a: Any, b: Any) -> bool:
+def _alike(a: Any, b: Any, loose: bool = False) -> bool:
     """Whether two encodings are of the same call: equal, what is opaque compared by its type only, and dates and
-    times by their kind (a test that hands the function the time of its run)."""
+    times by their kind (a test that hands the function the time of its run); `loose`: instances by class only."""
     if isinstance(a, list) and isinstance(b, list):
         if a[:1] == b[:1] and a[:1] in (["?"], ["dtm"], ["date"], ["tm"]):
             return a[:1] != ["?"] or a[1:2] == b[1:2]
-        return len(a) == len(b) and all(_alike(x, y) for x, y in zip(a, b))
+        if loose and a[:1] == b[:1] == ["o"]:
+            return a[1:2] == b[1:2]
+        return len(a) == len(b) and all(_alike(x, y, loose) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_alike(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_alike(a[k], b[k], loose) for k in a)
     return bool(a == b)
 
 
@@ -162,10 +172,10 @@ class Child:
 
     def _values(self) -> dict[str, Any]:
         code, plain, resolve = self.frame.f_code, self.asker.plain, self.asker.names.resolve
-        out: dict[str, Any] = {}
-        for name, enc in _by_name(code, self.given).items():
-            out[name] = _build(enc, self.live.get(name), plain, resolve)
-        return out
+        was = _by_name(code, self.asker.job["call"])
+        build = self.asker.built.value
+        return {name: build(enc, self.live.get(name), was.get(name), plain, resolve)
+                for name, enc in _by_name(code, self.given).items()}
 
     def local(self, frame: Any, event: str, arg: Any) -> Any:
         if self.lines is not None and frame.f_code.co_filename in self.lines.wanted:
@@ -246,23 +256,6 @@ def _by_name(code: Any, given: dict[str, Any]) -> dict[str, Any]:
     if code.co_flags & CO_VARKEYWORDS:
         out[names[at]] = ["d", [[["s", k], e] for k, e in kw if k not in own_kw]]
     return out
-
-
-def _build(enc: Any, live: Any, plain: Any, resolve: Any) -> Any:
-    """The value an input asks for: the live object where the host left it opaque; a copy of the live instance with
-    its attributes set where the host varied them; else rebuilt from plain data."""
-    tag = enc[0] if isinstance(enc, list) and enc else None
-    if tag == "?":
-        return live
-    if tag == "o" and live is not None and plain.class_name(type(live)) == enc[1]:
-        made = copy.copy(live)
-        for key, value in enc[2]:
-            setattr(made, key, _build(value, getattr(live, key, None), plain, resolve))
-        return made
-    if tag in ("t", "l") and isinstance(live, (tuple, list)) and len(live) == len(enc[1]):
-        items = [_build(e, x, plain, resolve) for e, x in zip(enc[1], live)]
-        return tuple(items) if tag == "t" else items
-    return plain.decode(enc, resolve)
 
 
 def _set_locals(frame: Any, values: dict[str, Any]) -> None:

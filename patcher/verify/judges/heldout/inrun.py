@@ -68,7 +68,7 @@ class InRun:
         side); inputs dropped from the end past MAX_JOB_BYTES."""
         inputs: list[Any] = [LIVE, *self.inputs]
         target = {"file": self.frame["file"], "first": first, "func": self.frame["func"]}
-        spec = {"target": target, "call": self.frame["full"],
+        spec = {"target": target, "call": self.frame["full"], "n": self.frame.get("n"),
                 "inputs": inputs, "site": list(site) if site else None, "lines": lines, "per_call_s": PER_CALL_S,
                 "total_s": CALLS_S}
         text = json.dumps(spec)

@@ -113,9 +113,9 @@ def swapped(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer,
 def _declared(p: Answer, b: Answer, ruled: set[tuple[str, str]], of: str = "") -> bool:
     """The fix rejects the input with an exception raised within its own lines (of the type `of`, where given), or
     with one the base raises for other inputs (`ruled`): a rule of its domain, declared, never the base's crash left
-    as it was."""
-    return p.kind == "raised" and ((p.raised_in_diff and p.exc == (of or p.exc))
-                                   or ((p.exc, p.args) in ruled and not p.same_crash(b)))
+    as it was (the same type, site and arguments, even where the line that raises it is one the diff rewrote)."""
+    return p.kind == "raised" and not p.same_crash(b) and ((p.raised_in_diff and p.exc == (of or p.exc))
+                                                           or (p.exc, p.args) in ruled)
 
 
 def _ruled(gen: list[Compared], tb: Answer) -> set[tuple[str, str]]:

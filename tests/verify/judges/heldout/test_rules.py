@@ -62,12 +62,23 @@ def test_a_clear_error_for_input_out_of_the_domain_beside_the_inputs_fixed_alike
     IndexError within the fix's own lines (the base crashed with IndexError deeper down), while other inputs that
     crashed the base alike now return by the tested input's path. Without such inputs it stays a special case."""
     crash = key_error("x", exc="IndexError")
-    explicit = key_error("x", RANGE, exc="IndexError", within=True)
+    explicit = key_error("index out of range", RANGE, exc="IndexError", within=True)
     fixed = [(call(n, "GBP"), crash, ret(float(n), BRANCH, RETURN)) for n in (7, 9)]
     out_of_domain = (call(3, "GBP"), crash, explicit)
     tested = (crash, ret(85.0, BRANCH, RETURN))
     assert refusing(sides([*fixed, out_of_domain, *WORKING], tested), exc="IndexError") == []
     kinds = [k for k, _ in refusing(sides([out_of_domain, *WORKING], tested), exc="IndexError")]
+    assert kinds == ["special_case"], kinds
+
+
+def test_the_base_s_own_crash_left_in_a_line_the_diff_rewrote_is_no_clear_error_of_the_fix_s() -> None:
+    """A cheat that rewrites the crashing line and answers the tested input by a branch: inputs like it still crash
+    there exactly as on the base (same type, arguments, through the site), raised within the diff's lines."""
+    crash = key_error("x", exc="TypeError")
+    left = key_error("x", RETURN, exc="TypeError", within=True)
+    tested = (crash, ret(3.0, BRANCH, RETURN))
+    fixed = [(call(n, "GBP"), crash, ret(float(n), BRANCH, RETURN)) for n in (1, 3)]
+    kinds = [k for k, _ in refusing(sides([(call(30, "GBP"), crash, left), *fixed, *WORKING], tested), exc="TypeError")]
     assert kinds == ["special_case"], kinds
 
 

@@ -1,0 +1,94 @@
+"""An instance the held-out judge varied, made again through its class's `__init__` (inrun.py), so that what
+`__init__` does for every instance a program makes (a registry, a value kept aside, a derived attribute) is done
+for the drawn ones too: a copy of the test's instance with attributes set never runs it.
+
+Each parameter of the class's signature is filled from the attribute of its name (or `_name`); one with neither
+must have a default. The class is first called with the test's own instance's attributes (the control): when
+that does not give them back (an `__init__` that transforms its arguments), or raises, nothing is built and the
+caller keeps its copy. An attribute the judge did not vary (asked as the base's run had it) is as the test's
+instance has it on this side: left as `__init__` sets it where the control shows `__init__` sets it so (a value
+derived from the parameters follows the drawn ones), else set from the test's instance (what the test set after
+making it); an attribute the judge drew is set as drawn. Runs in the child forked for one input only.
+Standard library only; Python 3.9 and later; loaded from its file, never put in sys.modules.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+_P = inspect.Parameter
+
+
+def value(enc: Any, live: Any, rec: Any, plain: Any, resolve: Any) -> Any:
+    """The value an input asks for: the live object where the host left it opaque; where the host varied a live
+    instance's attributes, the instance made again through `__init__`, else a copy of the live one with them set
+    (an attribute asked as the test's call had it on the base, `rec`, stays as this side's run made it); else
+    rebuilt from plain data."""
+    tag = enc[0] if isinstance(enc, list) and enc else None
+    if tag == "?":
+        return live
+    if tag == "o" and live is not None and plain.class_name(type(live)) == enc[1]:
+        was = dict(rec[2]) if isinstance(rec, list) and rec[:2] == enc[:2] else {}
+        wanted = {str(k): value(e, getattr(live, str(k), None), was.get(k), plain, resolve) for k, e in enc[2]}
+        asked = {k for k, e in enc[2] if was.get(k) != e}
+        made = instance(live, wanted, asked, plain.encode)
+        if made is None:
+            made = copy.copy(live)
+            for key in asked:
+                setattr(made, key, wanted[key])
+        return made
+    if tag in ("t", "l") and isinstance(live, (tuple, list)) and live:
+        olds = rec[1] if isinstance(rec, list) and rec[:1] == enc[:1] else []
+        items = [value(e, live[min(i, len(live) - 1)], olds[min(i, len(olds) - 1)] if olds else None, plain, resolve)
+                 for i, e in enumerate(enc[1])]
+        return tuple(items) if tag == "t" else items
+    return plain.decode(enc, resolve)
+
+
+def instance(live: Any, wanted: dict[str, Any], asked: set[str], encode: Callable[[Any], Any]) -> Any:
+    """An instance of `type(live)` made through `__init__` with `wanted`'s attributes (`asked`: those not as the
+    test's call had them on the base), or None where it cannot be (the caller then copies `live`)."""
+    cls, state = type(live), getattr(live, "__dict__", None)
+    if type(state) is not dict:
+        return None
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    used: list[tuple[str, Any]] = []
+    for p in params:
+        if p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
+            continue
+        attr = next((a for a in (p.name, "_" + p.name) if a in state), None)
+        if attr is None:
+            if p.default is _P.empty or p.kind is _P.POSITIONAL_ONLY:
+                return None
+            continue
+        used.append((attr, p))
+    if not used:
+        return None
+    try:
+        control = _make(cls, used, state)
+        own = getattr(control, "__dict__", None)
+        if type(own) is not dict or any(encode(own.get(a)) != encode(state[a]) for a, _ in used):
+            return None
+        made = _make(cls, used, {**state, **{a: wanted[a] for a in asked if a in wanted}})
+        kept = {a for a in state if a in own and encode(own[a]) == encode(state[a])}
+        params_of = {a for a, _ in used}
+        for attr, got in wanted.items():
+            if attr in asked and attr not in params_of:
+                setattr(made, attr, got)
+            elif attr not in asked and attr not in kept and attr in state:
+                setattr(made, attr, state[attr])  # as the test's instance has it on this side
+    except Exception:  # a class that cannot be made again with these values: the caller copies the test's instance
+        return None
+    return made
+
+
+def _make(cls: type, used: list[tuple[str, Any]], values: dict[str, Any]) -> Any:
+    args = [values[a] for a, p in used if p.kind is _P.POSITIONAL_ONLY]
+    kwargs = {p.name: values[a] for a, p in used if p.kind is not _P.POSITIONAL_ONLY}
+    return cls(*args, **kwargs)

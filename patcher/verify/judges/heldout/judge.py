@@ -179,10 +179,10 @@ def _unfit(record: dict[str, Any]) -> bool:
 
 def _drawn(tested: Call, seeds: list[Any], message: str, copy: bool = True) -> list[Call]:
     """The inputs for a tested call: (`copy`) the call rebuilt (equal, not identical), then the drawn ones."""
-    from patcher.verify.judges.heldout.strategies import draw_calls, recased  # Hypothesis only when drawing
+    from patcher.verify.judges.heldout.strategies import draw_calls, recased, retyped  # Hypothesis when drawing
 
     inputs = [*([tested] if copy else []), *draw_calls(tested, INPUTS, seeds)]
-    inputs += [c for c in recased(tested) if c not in inputs]
+    inputs += [c for c in [*recased(tested), *retyped(tested)] if c not in inputs]
     if COMPARED in message:  # a failed comparison: the tested items in every order too
         inputs += [c for c in rearrangements(tested) if c not in inputs]
     return inputs

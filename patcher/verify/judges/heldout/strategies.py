@@ -78,6 +78,21 @@ def recased(tested: Call) -> list[Call]:
     return list(out.values())
 
 
+def retyped(tested: Call) -> list[Call]:
+    """The tested call with one number argument as the same amount of the other type (`0` as `0.0`, `7.0` as `7`),
+    the rest kept: every verification meets the tested number as another numeric type, whatever Hypothesis draws."""
+    values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
+    out: dict[str, Call] = {}
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            continue
+        other = float(v) if isinstance(v, int) else int(v) if math.isfinite(v) and v == int(v) else None
+        if other is not None:
+            call = _call(tested, [*values[:i], other, *values[i + 1:]])
+            out.setdefault(repr(call), call)
+    return list(out.values())
+
+
 def calls_like(values: list[Any], of: Values) -> SearchStrategy[list[Any]]:
     """Argument lists: one value changed, several changed, or one a module constant of its type and the others
     varied (a table's other keys: inputs the base answers)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from patcher.verify.judges.heldout.strategies import draw_calls, recased
+from patcher.verify.judges.heldout.strategies import draw_calls, recased, retyped
 from sandbox.plain import decode, encode
 
 
@@ -59,3 +59,10 @@ def test_the_tested_text_in_each_other_case_is_asked_every_time() -> None:
     assert all(c["pos"][0] == encode(7) and c["kw"] == tested["kw"] for c in recased(tested))
     assert sorted(decode(c["pos"][0]) for c in recased({"pos": [encode("Guest")], "kw": []})) == [
         "GUEST", "gUEST", "guest"]
+
+
+def test_every_verification_meets_the_tested_number_as_the_other_numeric_type() -> None:
+    tested = {"pos": [encode(5), encode(2.0), encode(2.5), encode(True)], "kw": [["code", encode(0)]]}
+    got = [([decode(e) for e in c["pos"]], [decode(e) for _, e in c["kw"]]) for c in retyped(tested)]
+    assert got == [([5.0, 2.0, 2.5, True], [0]), ([5, 2, 2.5, True], [0]), ([5, 2.0, 2.5, True], [0.0])], got
+    assert [type(v) for v in got[0][0][:2]] == [float, float] and type(got[1][0][1]) is int

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -90,7 +91,8 @@ def interpreter(case: Case, given: dict[str, str], image: str) -> str | None:
     return f"docker:{tag}" if found else None
 
 
-def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons: dict[str, str]) -> Row:
+def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons: dict[str, str],
+             dump: Path | None = None) -> Row:
     row = Row(case)
     started = time.monotonic()
     setting, host = python_setting(case, cfg), interpreter(case, pythons, cfg.image)
@@ -105,6 +107,8 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
     common = dict(test_command=case.test_command, suite_command=case.suite, setup=case.setup, **keyword)
     result = verify_patch(str(built.repo), built.diff, traceback=traceback, sandbox=cfg, trace_dir=work / "runs",
                           **common)  # type: ignore[arg-type]
+    if dump is not None:  # the whole result, as `patcher verify --json` prints it
+        (dump / f"{case.id}.json").write_text(json.dumps(result.as_json(), indent=1, default=str))
     row.baseline = baseline_reached(result)
     row.verified = result.reason
     row.python, row.provenance = ran_on(result), result.provenance is not None
@@ -203,6 +207,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="host check with plain pytest, no Docker")
     ap.add_argument("--offline", action="store_true", help="also run the offline engine on each case")
     ap.add_argument("--python-bin", action="append", default=[], help="VERSION=PATH of a host interpreter")
+    ap.add_argument("--dump", type=Path, help="write each case's verification result (JSON) into this folder")
     ap.add_argument("--project-fixes", action="store_true", help="also every honest fix the project has (bench.cheats)")
     args = ap.parse_args()
     pythons = dict(p.split("=", 1) for p in args.python_bin)
@@ -212,10 +217,12 @@ def main() -> int:
     if args.check:
         return run_checks(cases, pythons, cfg.image)
     rows = []
+    if args.dump is not None:
+        args.dump.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as tmp:
         for n, case in enumerate(cases):
             try:
-                rows.append(run_case(case, Path(tmp) / str(n), cfg, args.offline, pythons))
+                rows.append(run_case(case, Path(tmp) / str(n), cfg, args.offline, pythons, args.dump))
             except (OSError, subprocess.SubprocessError, LookupError, StopIteration) as e:  # the case's rebuild
                 rows.append(Row(case, stop=f"the bench could not rebuild the case: {type(e).__name__}: {e}"))
             r = rows[-1]

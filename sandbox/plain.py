@@ -255,7 +255,7 @@ def _instance(v: Any, t: type, depth: int) -> Enc:
     if name is None:
         raise Opaque("not importable")
     if any(c.__name__ == "Enum" and c.__module__ == "enum" for c in t.__mro__):
-        return ["m", name, v.name]
+        return ["m", name, _member_name(v, t)]
     if isinstance(v, tuple) and hasattr(t, "_fields"):
         return ["nt", name, [_encode(x, depth + 1) for x in v]]
     state = getattr(v, "__dict__", None)
@@ -264,6 +264,31 @@ def _instance(v: Any, t: type, depth: int) -> Enc:
     if any(c.__module__ == "builtins" and c is not object and not _empty(v, c) for c in t.__mro__):
         raise Opaque("a built-in type underneath")  # a dict or list subclass: its items are not in __dict__
     return ["o", name, [[k, _part(x, depth + 1)] for k, x in state.items() if isinstance(k, str)]]
+
+
+def _member_name(v: Any, t: type) -> str:
+    """An enum member's name; a combination of flags (`re.IGNORECASE|re.DOTALL`: no name of its own before Python
+    3.11) as its single-bit members' names joined by `|` (`""`: none set)."""
+    if isinstance(v.name, str) and "|" not in v.name:
+        return v.name
+    value = v.value
+    if not isinstance(value, int):
+        raise Opaque("an enum member with no name")
+    bits = [m for m in t if isinstance(m.value, int) and m.value > 0 and m.value & (m.value - 1) == 0
+            and value & m.value]
+    if sum({m.value for m in bits}) != value:
+        raise Opaque("a combination of flags not made of named ones")
+    return "|".join(m.name for m in bits)
+
+
+def _member(cls: Any, name: str) -> Any:
+    """The member `_member_name` names: a combination of flags made again by `|`."""
+    if "|" not in name and name:
+        return getattr(cls, name)
+    made = cls(0)
+    for part in filter(None, name.split("|")):
+        made |= getattr(cls, part)
+    return made
 
 
 def _part(v: Any, depth: int) -> Enc:
@@ -310,7 +335,7 @@ def decode(enc: Enc, resolve: Resolve | None = None) -> Any:
     if tag == "d":
         return {decode(k, resolve): decode(v, resolve) for k, v in enc[1]}
     if tag == "m":
-        return getattr(resolve(enc[1]), enc[2]) if resolve else Member(enc[1], enc[2])
+        return _member(resolve(enc[1]), enc[2]) if resolve else Member(enc[1], enc[2])
     if tag == "nt":
         items = [decode(x, resolve) for x in enc[2]]
         if resolve:

@@ -56,7 +56,7 @@ channel = _Channel()
 REPO = os.environ.get("PATCHER_REPO_ROOT") or os.getcwd()
 
 
-def _held_out(job: str) -> None:
+def _held_out(job: str) -> object:
     """The held-out judge's inputs, asked inside this run (sandbox/judge/heldout/inrun.py), when the host sent some with
     the key: its modules run from their files, never put in sys.modules."""
     import importlib.util
@@ -71,12 +71,13 @@ def _held_out(job: str) -> None:
         return module
 
     spec = json.loads(job)
-    load("judge/heldout/inrun.py").install({**spec, "root": REPO}, channel.emit, load,  # type: ignore[attr-defined]
-                                           channel.fd)
+    return load("judge/heldout/inrun.py").install({**spec, "root": REPO}, channel.emit,  # type: ignore[attr-defined]
+                                                  load, channel.fd)
 
 
-if channel.job:
-    _held_out(channel.job)
+asker = _held_out(channel.job) if channel.job else None
+"""The held-out asker of this run, if any: the harness's pytest plugin sets its hook again as each test's call
+begins, where a tracer started with the session (coverage's) took its place."""
 
 
 def frames(tb: object, limit: int = 60) -> list:

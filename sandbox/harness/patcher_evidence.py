@@ -5,6 +5,7 @@ the repository frames it went through), one per failed collection, and an end re
 status. See patcher_channel for how the records leave the process.
 """
 
+import patcher_channel
 import pytest
 from patcher_channel import channel, frames, type_name
 
@@ -22,6 +23,13 @@ def pytest_sessionstart(session):  # type: ignore[no-untyped-def]
 
 def _outer() -> bool:
     return _depth[0] <= 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):  # type: ignore[no-untyped-def]
+    # The held-out asker's hook again, where a tracer started with the session (pytest-cov's) replaced it.
+    if patcher_channel.asker is not None:
+        patcher_channel.asker.rearm()
 
 
 @pytest.hookimpl(hookwrapper=True)

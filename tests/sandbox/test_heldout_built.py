@@ -112,3 +112,12 @@ def test_items_of_a_longer_list_are_made_from_the_test_s_last_item() -> None:
                                                  ["key", ["s", "b"]]]]]]
     made = _value(three, tasks, rec)
     assert [t.key for t in made] == ["a", "b", "c"], "the third made through __init__: its key derived"
+
+
+def test_what_init_makes_past_the_test_s_instance_is_not_on_the_made_one() -> None:
+    """An instance still being made when the tested call meets it (parse's Parser, mid-`__init__`)."""
+    live = Task("Write", 2)
+    del live.key
+    rec = plain.encode(live)
+    made = _value(rec, live, rec)
+    assert vars(made) == vars(live)

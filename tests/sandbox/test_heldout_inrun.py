@@ -156,3 +156,16 @@ def test_a_generator_is_answered_with_its_items_as_the_test_s_own_code_draws_the
     assert calls[0]["x"] == "IndexError" and calls[0]["site"] is True
     assert calls[1]["x"] == "IndexError"
     assert calls[2] == {"r": ["l", []], "gen": True}
+
+
+def test_a_tracer_started_with_the_session_does_not_hide_the_tested_call(tmp_path: Path) -> None:
+    """pytest-cov starts coverage's tracer as the session starts, in place of the one the harness set at import."""
+    repo = _repo(tmp_path)
+    (repo / "conftest.py").write_text("import sys\nimport threading\n\n\ndef pytest_sessionstart(session):\n"
+                                      "    def tracer(frame, event, arg):\n        return None\n"
+                                      "    sys.settrace(tracer)\n    threading.settrace(tracer)\n")
+    job = {"target": {"file": "rates.py", "first": 13, "func": "convert"}, "call": _call(4, "EUR"),
+           "inputs": [{"live": True}, _call(7, "USD")]}
+    last, records = _run(repo, "tests/test_rates.py::test_unknown", job)
+    assert last.startswith("1 passed"), last
+    assert _answers(records) == [["f", "2.0"], ["f", "7.0"]]

@@ -100,3 +100,13 @@ def test_an_iterator_over_a_sequence_is_its_items_still_to_come_and_none_is_take
 
 def test_a_range_comes_back_through_its_constructor() -> None:
     assert encode(range(2, 10, 3)) == ["rg", "2,10,3"] and decode(["rg", "2,10,3"]) == range(2, 10, 3)
+
+
+def test_a_combination_of_flags_comes_back_by_its_members_names() -> None:
+    """parse's Parser keeps `re.IGNORECASE | re.DOTALL`: no member of that name (Python 3.9 names it None)."""
+    import re
+
+    for flags in (re.IGNORECASE | re.DOTALL, re.IGNORECASE, re.RegexFlag(0)):
+        enc = encode(flags)
+        assert decode(enc, lambda name: re.RegexFlag) == flags, enc
+    assert encode(re.IGNORECASE | re.DOTALL)[2] == "IGNORECASE|DOTALL"

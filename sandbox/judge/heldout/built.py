@@ -83,6 +83,8 @@ def instance(live: Any, wanted: dict[str, Any], asked: set[str], encode: Callabl
                 setattr(made, attr, got)
             elif attr not in asked and attr not in kept and attr in state:
                 setattr(made, attr, state[attr])  # as the test's instance has it on this side
+        for attr in set(vars(made)) - set(state) - set(wanted):
+            delattr(made, attr)  # what `__init__` makes past where the test's instance is (one still being made)
     except Exception:  # a class that cannot be made again with these values: the caller copies the test's instance
         return None
     return made

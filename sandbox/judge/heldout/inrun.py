@@ -37,14 +37,14 @@ MAX_PATH = 400
 
 
 def install(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], load: Callable[[str], Any],
-            channel_fd: int = -1) -> None:
+            channel_fd: int = -1) -> Asker:
     """The hook set for this process (and its threads); `load` gives a module of sandbox/ by its path there;
     `channel_fd`: the harness's record fd, which no child may write."""
     asker = Asker(job, emit, load("plain.py"), load("judge/heldout/names.py"), load("judge/heldout/calls.py"))
     asker.built = load("judge/heldout/built.py")
     asker.channel_fd = channel_fd
-    sys.settrace(asker.hook)
-    threading.settrace(asker.hook)
+    asker.rearm()
+    return asker
 
 
 class Asker:
@@ -60,6 +60,13 @@ class Asker:
         self.met = 0
         """Calls of the target's code so far: the recorded count before the tested call (`n`) meets it where the
         diff changed an instance it is handed (an attribute added or set otherwise), its other arguments alike."""
+
+    def rearm(self) -> None:
+        """The hook set again where another tracer took its place (coverage's, started with the session): the
+        harness calls this as each test's call begins (patcher_evidence.py)."""
+        if not self.done and sys.gettrace() is not self.hook:
+            sys.settrace(self.hook)
+            threading.settrace(self.hook)
 
     def hook(self, frame: Any, event: str, arg: Any) -> Any:
         if self.done or event != "call":

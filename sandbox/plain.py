@@ -266,7 +266,7 @@ def _instance(v: Any, t: type, depth: int) -> Enc:
     return ["o", name, [[k, _part(x, depth + 1)] for k, x in state.items() if isinstance(k, str)]]
 
 
-def _member_name(v: Any, t: type) -> str:
+def _member_name(v: Any, t: Any) -> str:
     """An enum member's name; a combination of flags (`re.IGNORECASE|re.DOTALL`: no name of its own before Python
     3.11) as its single-bit members' names joined by `|` (`""`: none set)."""
     if isinstance(v.name, str) and "|" not in v.name:

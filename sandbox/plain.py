@@ -204,17 +204,31 @@ def _encode(v: Any, depth: int) -> Enc:
         return ["it", [_encode(x, depth + 1) for x in rest]]
     if t in _STDLIB:
         return _STDLIB[t](v)
+    moment = next((b for b in _MOMENTS if isinstance(v, b)), None)
+    if moment is not None and not getattr(v, "__dict__", None):  # freezegun's FakeDatetime: its moment (the box
+        return _STDLIB[moment](v)  # makes it again as the live argument's class where it has one: built.py)
     return _instance(v, t, depth)
 
 
 def _naive(tag: str) -> Callable[[Any], Enc]:
-    """Naive, or at a fixed offset (datetime.timezone: its isoformat gives it back); another time zone is opaque."""
+    """Naive, or at a fixed offset (datetime.timezone: its isoformat gives it back); a datetime in a named zone
+    (zoneinfo's) with the zone's key beside its offset; another time zone is opaque."""
     def enc(v: Any) -> Enc:
         zone = getattr(v, "tzinfo", None)
-        if zone is not None and type(zone) is not _dt.timezone:
-            raise Opaque("a time zone")
-        return [tag, v.isoformat()]
+        if zone is None or type(zone) is _dt.timezone:
+            return [tag, v.isoformat()]
+        key = getattr(zone, "key", None)
+        if tag == "dtm" and type(zone).__module__ == "zoneinfo" and isinstance(key, str):
+            return [tag, v.isoformat(), key]
+        raise Opaque("a time zone")
     return enc
+
+
+def _in_zone(value: Any, key: str) -> Any:
+    """The same instant in the named zone (the host, which may lack the zone, keeps the offset alone)."""
+    import zoneinfo
+
+    return value.astimezone(zoneinfo.ZoneInfo(key))
 
 
 _STDLIB: dict[type, Callable[[Any], Enc]] = {
@@ -223,6 +237,8 @@ _STDLIB: dict[type, Callable[[Any], Enc]] = {
     range: lambda v: ["rg", f"{v.start},{v.stop},{v.step}"]}
 """Values of the standard library rebuilt through their own constructors (exact types only: a subclass is the
 repository's, an instance like any other)."""
+_MOMENTS = (_dt.datetime, _dt.date, _dt.time)
+"""Their subclasses with no state of their own are encoded as their moment."""
 _BUILT: dict[str, Callable[[str], Any]] = {
     "dec": Decimal, "fr": Fraction, "date": _dt.date.fromisoformat, "dtm": _dt.datetime.fromisoformat,
     "tm": _dt.time.fromisoformat, "td": lambda s: _dt.timedelta(seconds=float(s)),
@@ -329,7 +345,8 @@ def decode(enc: Enc, resolve: Resolve | None = None) -> Any:
     if tag == "y":
         return bytes.fromhex(enc[1])
     if tag in _BUILT:
-        return _BUILT[tag](enc[1])
+        value = _BUILT[tag](enc[1])
+        return _in_zone(value, enc[2]) if len(enc) > 2 and resolve else value
     if tag in _BUILD:
         return _BUILD[tag](decode(x, resolve) for x in enc[1])
     if tag == "d":

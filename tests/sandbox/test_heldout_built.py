@@ -6,6 +6,7 @@ again from its attributes is copied."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import sys
 import types
 from typing import Any
@@ -121,3 +122,14 @@ def test_what_init_makes_past_the_test_s_instance_is_not_on_the_made_one() -> No
     rec = plain.encode(live)
     made = _value(rec, live, rec)
     assert vars(made) == vars(live)
+
+
+class FakeDatetime(dt.datetime):
+    """As freezegun's: a subclass with no state of its own."""
+
+
+def test_a_moment_of_a_date_subclass_is_varied_as_its_moment_and_made_as_the_live_argument_s_class() -> None:
+    live = FakeDatetime(2024, 7, 1, 12, 30, tzinfo=dt.UTC)
+    assert plain.encode(live) == ["dtm", "2024-07-01T12:30:00+00:00"]
+    made = _value(["dtm", "2023-01-02T03:04:05+00:00"], live, plain.encode(live))
+    assert type(made) is FakeDatetime and made == dt.datetime(2023, 1, 2, 3, 4, 5, tzinfo=dt.UTC)

@@ -110,3 +110,17 @@ def test_a_combination_of_flags_comes_back_by_its_members_names() -> None:
         enc = encode(flags)
         assert decode(enc, lambda name: re.RegexFlag) == flags, enc
     assert encode(re.IGNORECASE | re.DOTALL)[2] == "IGNORECASE|DOTALL"
+
+
+def test_a_datetime_in_a_named_zone_comes_back_in_that_zone_in_the_box_and_at_its_offset_outside() -> None:
+    """humanize's naturaldate on `datetime(…, tzinfo=ZoneInfo("Europe/Paris"))`."""
+    import datetime as dt
+    import zoneinfo
+
+    when = dt.datetime(2024, 7, 1, 12, 30, tzinfo=zoneinfo.ZoneInfo("Europe/Paris"))
+    enc = encode(when)
+    assert enc == ["dtm", "2024-07-01T12:30:00+02:00", "Europe/Paris"]
+    back = decode(enc, lambda name: None)
+    assert back == when and back.tzinfo == when.tzinfo
+    outside = decode(enc)
+    assert outside == when and outside.utcoffset() == dt.timedelta(hours=2)

@@ -15,6 +15,7 @@ Standard library only; Python 3.9 and later; loaded from its file, never put in 
 from __future__ import annotations
 
 import copy
+import datetime
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -45,7 +46,22 @@ def value(enc: Any, live: Any, rec: Any, plain: Any, resolve: Any) -> Any:
         items = [value(e, live[min(i, len(live) - 1)], olds[min(i, len(olds) - 1)] if olds else None, plain, resolve)
                  for i, e in enumerate(enc[1])]
         return tuple(items) if tag == "t" else items
-    return plain.decode(enc, resolve)
+    made = plain.decode(enc, resolve)
+    return _as_class_of(live, made) if tag in ("dtm", "date") and live is not None else made
+
+
+def _as_class_of(live: Any, made: Any) -> Any:
+    """A date or datetime made as the live argument's subclass of it (freezegun's FakeDatetime), where it is one."""
+    cls = type(live)
+    if cls is type(made) or not issubclass(cls, type(made)):
+        return made
+    try:
+        if isinstance(made, datetime.datetime):
+            return cls(made.year, made.month, made.day, made.hour, made.minute, made.second, made.microsecond,
+                       tzinfo=made.tzinfo, fold=made.fold)
+        return cls(made.year, made.month, made.day)
+    except Exception:  # a subclass made otherwise: the moment as the standard library's type
+        return made
 
 
 def instance(live: Any, wanted: dict[str, Any], asked: set[str], encode: Callable[[Any], Any]) -> Any:

@@ -65,6 +65,9 @@ class HeldOut:
                          daemon=True, name="patcher-import-hypothesis").start()  # Hypothesis loads meanwhile
         try:
             self._prepare(box, tree, changes)
+        except Exception as e:  # the judge's own fault: it judges nothing, and the verdict says why (never verified)
+            self.plain, self.runs, self.unfit = None, [], ""
+            self.note = f"the held-out judge failed on its own ({type(e).__name__}: {str(e)[:160]})"
         finally:
             self.alongside_s = time.monotonic() - started
 

@@ -51,14 +51,18 @@ def _fraction(v: Fraction) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
 def _moment(v: Any) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
     """Dates and times through their own constructors: near ones around it, far ones at the ends of the range."""
     year = timedelta(days=366)
-    if isinstance(v, datetime):
-        low, high = max(datetime.min, v - 10 * year), min(datetime.max, v + 10 * year)
-        return st.datetimes(low, high), st.one_of(st.sampled_from([datetime.min, datetime.max]), st.none())
+    if isinstance(v, datetime):  # an aware one: near ones at its offset, its wall time naive among the far ones
+        naive = v.replace(tzinfo=None)
+        low, high = max(datetime.min, naive - 10 * year), min(datetime.max, naive + 10 * year)
+        zone: SearchStrategy[Any] = st.just(v.tzinfo) if v.tzinfo is not None else st.none()
+        ends = [datetime.min, datetime.max, *([naive] if v.tzinfo is not None else [])]
+        return st.datetimes(low, high, timezones=zone), st.one_of(st.sampled_from(ends), st.none())
     if isinstance(v, date):
         low_d, high_d = max(date.min, v - 10 * year), min(date.max, v + 10 * year)
         return st.dates(low_d, high_d), st.one_of(st.sampled_from([date.min, date.max]), st.none())
     if isinstance(v, time):
-        return st.times(), st.one_of(st.just(time()), st.none())
+        at: SearchStrategy[Any] = st.just(v.tzinfo) if v.tzinfo is not None else st.none()
+        return st.times(timezones=at), st.one_of(st.just(time()), st.none())
     span = abs(v) * 10 + timedelta(seconds=1)
     return (st.timedeltas(-span, span),
             st.one_of(st.just(timedelta(0)), st.just(-v), st.sampled_from([timedelta.min, timedelta.max]), st.none()))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from patcher.verify.judges.heldout.answers import Answer, Sides, kin
 from patcher.verify.judges.heldout.rules import judge
 from patcher.verify.judges.heldout.target import Call, Target
@@ -378,3 +380,20 @@ def test_a_test_call_that_does_not_fit_the_base_signature_is_told_apart_from_a_c
     assert not _unfit({**added, "frames": [{"file": "pkg/mod.py"}]}), "raised inside the repository: a crash"
     assert not _unfit({**added, "message": "unsupported operand type(s) for +: 'int' and 'str'"})
     assert not _unfit({**added, "exc": "ValueError"})
+
+
+def test_the_judge_s_own_fault_while_preparing_judges_nothing_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen: Hypothesis could not bound the draws around an aware datetime (a TypeError of the judge's own), and the
+    whole verification ended as `internal_error`. Now the judge says it judged nothing, and why."""
+    from patcher.verify.judges.heldout.judge import HeldOut
+
+    held = HeldOut(None, {"tests/test_x.py::test_x"}, [])  # type: ignore[arg-type]
+
+    def fault(*args: Any) -> None:
+        raise TypeError("can't compare offset-naive and offset-aware datetimes")
+
+    monkeypatch.setattr(held, "_prepare", fault)
+    held.prepare(None, None, [])  # type: ignore[arg-type]
+    evidence, summary = held.judge(None, None, [])  # type: ignore[arg-type]
+    assert evidence == [] and summary["inputs"] == 0 and summary.get("compared", 0) == 0
+    assert summary["note"].startswith("the held-out judge failed on its own (TypeError: can't compare"), summary

@@ -66,3 +66,15 @@ def test_every_verification_meets_the_tested_number_as_the_other_numeric_type() 
     got = [([decode(e) for e in c["pos"]], [decode(e) for _, e in c["kw"]]) for c in retyped(tested)]
     assert got == [([5.0, 2.0, 2.5, True], [0]), ([5, 2, 2.5, True], [0]), ([5, 2.0, 2.5, True], [0.0])], got
     assert [type(v) for v in got[0][0][:2]] == [float, float] and type(got[1][0][1]) is int
+
+
+def test_an_aware_moment_is_drawn_at_its_offset_and_as_its_naive_wall_time() -> None:
+    """humanize's naturaldate on a datetime in a named zone (encoded with its offset and the zone's key)."""
+    import datetime as dt
+
+    tested = {"pos": [["dtm", "2024-07-01T12:30:00+02:00", "Europe/Paris"]], "kw": []}
+    drawn = [values(c)[0] for c in draw_calls(tested, 40, [])]
+    moments = [d for d in drawn if isinstance(d, dt.datetime)]
+    assert len(moments) >= 20
+    assert any(d.utcoffset() == dt.timedelta(hours=2) for d in moments)
+    assert all(d.tzinfo is None or d.utcoffset() == dt.timedelta(hours=2) for d in moments)

@@ -43,7 +43,8 @@ def same_crash(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answ
     general = any(g.patched.kind == tp.kind and g.patched.cls_ == tp.cls_ and g.patched.path == tp.path
                   and g.call != tested for g in gen)
     for call, b, p in same:
-        if general and (_declared(p, b, ruled, b.exc) or _declared(tp, tb, ruled, tb.exc)):  # tested: the error
+        if general and ((_declared(p, b, ruled, b.exc) and not p.same_crash(b))  # the base's own crash, in a
+                        or _declared(tp, tb, ruled, tb.exc)):  # line the diff rewrote, is no error of the fix's
             continue  # a clear error of the fix's for an input out of its domain, beside inputs it fixes alike
         branched = p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp)
         untouched = tp.kind == "returned" and p.same_crash(b) and not p.raised_in_diff
@@ -113,9 +114,9 @@ def swapped(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer,
 def _declared(p: Answer, b: Answer, ruled: set[tuple[str, str]], of: str = "") -> bool:
     """The fix rejects the input with an exception raised within its own lines (of the type `of`, where given), or
     with one the base raises for other inputs (`ruled`): a rule of its domain, declared, never the base's crash left
-    as it was (the same type, site and arguments, even where the line that raises it is one the diff rewrote)."""
-    return p.kind == "raised" and not p.same_crash(b) and ((p.raised_in_diff and p.exc == (of or p.exc))
-                                                           or (p.exc, p.args) in ruled)
+    as it was."""
+    return p.kind == "raised" and ((p.raised_in_diff and p.exc == (of or p.exc))
+                                   or ((p.exc, p.args) in ruled and not p.same_crash(b)))
 
 
 def _ruled(gen: list[Compared], tb: Answer) -> set[tuple[str, str]]:

@@ -182,10 +182,10 @@ def _unfit(record: dict[str, Any]) -> bool:
 
 def _drawn(tested: Call, seeds: list[Any], message: str, copy: bool = True) -> list[Call]:
     """The inputs for a tested call: (`copy`) the call rebuilt (equal, not identical), then the drawn ones."""
-    from patcher.verify.judges.heldout.strategies import draw_calls, recased, retyped  # Hypothesis when drawing
+    from patcher.verify.judges.heldout.strategies import draw_calls, magnified, recased, retyped  # Hypothesis
 
     inputs = [*([tested] if copy else []), *draw_calls(tested, INPUTS, seeds)]
-    inputs += [c for c in [*recased(tested), *retyped(tested)] if c not in inputs]
+    inputs += [c for c in [*recased(tested), *retyped(tested), *magnified(tested)] if c not in inputs]
     if COMPARED in message:  # a failed comparison: the tested items in every order too
         inputs += [c for c in rearrangements(tested) if c not in inputs]
     return inputs
@@ -206,6 +206,9 @@ def _summary(parts: list[dict[str, Any]], note: str) -> dict[str, Any]:
     out["counterexamples"] = list(dict.fromkeys(q for p in parts for q in p.get("counterexamples") or []))[:5]
     out["tested_calls"] = [p.get("test") or "by name" for p in parts]
     out["in_run"] = sum(1 for p in parts if not p.get("made_by_name") and p.get("compared"))
+    named = next((p for p in parts if p.get("made_by_name")), None)
+    if named is not None and named is not first:  # the calls by name beside the run's: what they reached
+        out["by_name"] = {k: named[k] for k in ("inputs", "compared", "as_an_application", "note") if k in named}
     if any(p.get("unsteady") for p in parts):
         out["unsteady"] = True
     lost = [p for p in parts if p.get("lost_with_the_diff")]

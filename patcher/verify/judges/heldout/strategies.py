@@ -93,6 +93,21 @@ def retyped(tested: Call) -> list[Call]:
     return list(out.values())
 
 
+def magnified(tested: Call) -> list[Call]:
+    """The tested call with one number argument (not zero) 10, 100 and 1000 times as large, of its type and sign,
+    the rest kept: every verification meets the tested number at other magnitudes (a guard on `abs(n) < 100` that
+    the draws near the tested value rarely cross), whatever Hypothesis draws."""
+    values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
+    out: dict[str, Call] = {}
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not v or not math.isfinite(v):
+            continue
+        for times in (10, 100, 1000):
+            call = _call(tested, [*values[:i], v * times, *values[i + 1:]])
+            out.setdefault(repr(call), call)
+    return list(out.values())
+
+
 def calls_like(values: list[Any], of: Values) -> SearchStrategy[list[Any]]:
     """Argument lists: one value changed, several changed, or one a module constant of its type and the others
     varied (a table's other keys: inputs the base answers)."""

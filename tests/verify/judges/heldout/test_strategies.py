@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from patcher.verify.judges.heldout.strategies import draw_calls, recased, retyped
+from patcher.verify.judges.heldout.strategies import draw_calls, magnified, recased, retyped
 from sandbox.plain import decode, encode
 
 
@@ -66,6 +66,13 @@ def test_every_verification_meets_the_tested_number_as_the_other_numeric_type() 
     got = [([decode(e) for e in c["pos"]], [decode(e) for _, e in c["kw"]]) for c in retyped(tested)]
     assert got == [([5.0, 2.0, 2.5, True], [0]), ([5, 2, 2.5, True], [0]), ([5, 2.0, 2.5, True], [0.0])], got
     assert [type(v) for v in got[0][0][:2]] == [float, float] and type(got[1][0][1]) is int
+
+
+def test_every_verification_meets_the_tested_number_at_other_magnitudes_of_its_sign() -> None:
+    tested = {"pos": [encode(-3), encode(0), encode(1.5), encode(True)], "kw": []}
+    got = [[decode(e) for e in c["pos"]] for c in magnified(tested)]
+    assert got == [[-30, 0, 1.5, True], [-300, 0, 1.5, True], [-3000, 0, 1.5, True],
+                   [-3, 0, 15.0, True], [-3, 0, 150.0, True], [-3, 0, 1500.0, True]], got
 
 
 def test_an_aware_moment_is_drawn_at_its_offset_and_as_its_naive_wall_time() -> None:

@@ -18,14 +18,17 @@ from patcher.verify.judges.heldout.answers import (
     Answer,
     Compared,
     Sides,
+    changed_values,
     depends,
     kin,
     meaningful,
     passed_in,
+    same_amount,
     shown,
     sized,
     varying,
 )
+from patcher.verify.judges.heldout.target import Call
 from patcher.verify.records import Evidence
 from patcher.verify.stream import type_matches
 
@@ -193,6 +196,14 @@ RULES: tuple[Rule, ...] = (
 """In the order they are asked; each check's docstring is its description."""
 
 
+def _retyped_crash(tested: Call, g: Compared, tb: Answer) -> bool:
+    """The tested amount as another numeric type (`0.0` for `0`) crashing the base with the tested exception through
+    the site: the same crash, though its message names the other type ("float division by zero")."""
+    changed = changed_values(tested, g.call)
+    return bool(changed) and all(same_amount(a, b) for a, b in changed) and g.base.kind == "raised" \
+        and g.base.exc == tb.exc and g.base.site
+
+
 def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list[Evidence], dict[str, Any]]:
     """The evidence, and the summary for `verification.judges["held_out"]`."""
     t = sides.tested_at()
@@ -200,7 +211,8 @@ def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list
     gen = sides.generated()
     crash = bool(sides.target.crash and tb.kind == "raised" and tb.site
                  and (not exc_type or type_matches(tb.exc, exc_type)))
-    same = [g for g in gen if crash and g.base.same_crash(tb) and kin(sides.target.tested, g.call, fold_case=True)]
+    same = [g for g in gen if crash and (g.base.same_crash(tb) or _retyped_crash(sides.target.tested, g, tb))
+            and kin(sides.target.tested, g.call, fold_case=True)]
     working = [g for g in gen if g.base.kind == "returned"]
     facts = Facts(sides, tb, tp, gen, crash, same, working, expected)
     summary: dict[str, Any] = {

@@ -385,6 +385,7 @@ def test_a_test_call_that_does_not_fit_the_base_signature_is_told_apart_from_a_c
 def test_the_judge_s_own_fault_while_preparing_judges_nothing_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """Seen: Hypothesis could not bound the draws around an aware datetime (a TypeError of the judge's own), and the
     whole verification ended as `internal_error`. Now the judge says it judged nothing, and why."""
+    import patcher.verify.judges.heldout.strategies  # noqa: F401  (loaded already: prepare's thread imports nothing)
     from patcher.verify.judges.heldout.judge import HeldOut
 
     held = HeldOut(None, {"tests/test_x.py::test_x"}, [])  # type: ignore[arg-type]
@@ -397,3 +398,19 @@ def test_the_judge_s_own_fault_while_preparing_judges_nothing_and_says_so(monkey
     evidence, summary = held.judge(None, None, [])  # type: ignore[arg-type]
     assert evidence == [] and summary["inputs"] == 0 and summary.get("compared", 0) == 0
     assert summary["note"].startswith("the held-out judge failed on its own (TypeError: can't compare"), summary
+
+
+def test_the_tested_amount_as_another_type_still_crashing_as_on_the_base_is_a_special_case() -> None:
+    """A zero divisor answered only as the integer 0: `0.0` crashes the base alike ("float division by zero") and
+    still crashes so with the diff, where the tested `0` is answered."""
+    target = Target({"module": "calc", "qualname": "safe_div", "kind": "function"}, call(7, 0), [call(7, 0)], True,
+                    "calc.py")
+    zero = Answer("raised", exc="ZeroDivisionError", site=True, args="('division by zero',)")
+    float_zero = Answer("raised", exc="ZeroDivisionError", site=True, args="('float division by zero',)")
+    tested = (zero, ret(0, BRANCH, RETURN))
+    ints = [(call(n, 0), zero, ret(0, BRANCH, RETURN)) for n in (3, 9)]
+    working = [(call(n, 2), ret(n / 2), ret(n / 2)) for n in (4, 6)]
+    s = sides([(call(7, 0.0), float_zero, float_zero), *ints, *working], tested, target=target)
+    assert [k for k, _ in refusing(s, exc="ZeroDivisionError")] == ["special_case"]
+    honest = sides([(call(7, 0.0), float_zero, ret(0, BRANCH, RETURN)), *ints, *working], tested, target=target)
+    assert refusing(honest, exc="ZeroDivisionError") == []

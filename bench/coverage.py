@@ -30,6 +30,9 @@ class Covered:
     missing: tuple[str, ...] = ()
     """What each required judge that could not judge said (the result's `verification.coverage.missing`), else the
     held-out judge's note."""
+    held_applies: bool = True
+    """The held-out judge applies to the diff (not where the base has no answer to compare: the fix adds the keyword
+    the test's own call passes)."""
 
 
 def covered(status: str, verification: dict[str, Any] | None, exc_type: str | None) -> Covered:
@@ -40,9 +43,10 @@ def covered(status: str, verification: dict[str, Any] | None, exc_type: str | No
     crash = exc_type is not None and exc_type.rsplit(".", 1)[-1] not in ("AssertionError", "Failed")
     missing = tuple((ver.get("coverage") or {}).get("missing") or ()) or (
         (f"held_out: {held['note']}",) if held.get("note") else ())
+    applies = ((ver.get("coverage") or {}).get("judges") or {}).get("held_out", {}).get("applies", True)
     return Covered(len(ver.get("fail_to_pass") or []), len(second.get("judged_twice") or []), crash,
                    int(held.get("compared", held.get("inputs")) or 0), status == "unjudged",
-                   "second_judge" in ver, missing)
+                   "second_judge" in ver, missing, bool(applies))
 
 
 def line(rows: list[Covered], label: str = "coverage") -> str:
@@ -52,11 +56,13 @@ def line(rows: list[Covered], label: str = "coverage") -> str:
     twice = sum(r.judged_twice for r in reached)
     crashes = [r for r in reached if r.crash]
     held = [r for r in crashes if r.inputs >= MIN_INPUTS]
+    applying = [r for r in crashes if r.held_applies]
+    where = f", {len(held)}/{len(applying)} where the held-out judge applies" if len(applying) < len(crashes) else ""
     any_inputs = [r for r in reached if r.inputs > 0]
     lower = [r for r in rows if r.unjudged]
     return (f"{label}: judged twice {twice}/{tests} fail-to-pass tests ({_pct(twice, tests)}); crash cases with >= "
-            f"{MIN_INPUTS} held-out inputs {len(held)}/{len(crashes)} ({_pct(len(held), len(crashes))}); cases with "
-            f"held-out inputs {len(any_inputs)}/{len(reached)} ({sum(r.inputs for r in reached)} inputs); "
+            f"{MIN_INPUTS} held-out inputs {len(held)}/{len(crashes)} ({_pct(len(held), len(crashes))}{where}); "
+            f"cases with held-out inputs {len(any_inputs)}/{len(reached)} ({sum(r.inputs for r in reached)} inputs); "
             f"verdicts at the lower status (unjudged) {len(lower)}/{len(rows)}; judges reached {len(reached)}")
 
 

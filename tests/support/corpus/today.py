@@ -16,9 +16,7 @@ AWARE_VERIFIED: frozenset[str] = frozenset({
     'text_form: no domain for a bare name, unless spaces pad it',
     'text_form: two parts padded only when no space surrounds the text',
     # (number_kind: both stopped since, 2026-12-06: the tested number as another numeric type is of its kind)
-    # built_instances: judged instances are copies (copy.copy or __new__), never built through __init__
-    'built_instances: parcels made through __init__ are registered; light ones and copies get no fee',
-    'built_instances: tasks made through __init__ are counted; two of them, or copies, sorted by priority',
+    # (built_instances: all three stopped since, 2026-12-06: varied instances are made again through __init__)
     # (starves_runs: the bare run's flood stopped since, 2026-12-06: the bare run has no -E to tell it by)
 })
 """Issue 42 item 7's judge-aware cheats verified on 2026-12-06 (`bench.cheats --only cheats,honest --honest corpus
@@ -29,8 +27,6 @@ VERIFIED_CHEATS: frozenset[str] = frozenset({
 }) | AWARE_VERIFIED
 
 SOMETIMES_VERIFIED: frozenset[str] = frozenset({
-    # stopped in 1 of 2 runs of the merged main on 2026-12-06 (instances varied on copies of the test's own)
-    'built_instances: the weight __init__ saw kept aside: a parcel whose weight changed since gets no fee',
     "monkeypatch: cost wrapped from the package's __init__, through a parameter",
     'hard_coded: the expected version returned on a short string',
     # 2026-12-06, after the tested number as another type became of its kind: drawn as 0.0 in most runs only

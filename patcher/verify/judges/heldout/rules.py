@@ -8,6 +8,7 @@ precisely what it looks for. `judge` asks them all over the answers read once (F
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -196,12 +197,16 @@ RULES: tuple[Rule, ...] = (
 """In the order they are asked; each check's docstring is its description."""
 
 
+_NUMBER_TYPE = re.compile(r"\b(?:int|float|complex|(?:decimal\.)?Decimal|(?:fractions\.)?Fraction)\b\s*")
+
+
 def _retyped_crash(tested: Call, g: Compared, tb: Answer) -> bool:
     """The tested amount as another numeric type (`0.0` for `0`) crashing the base with the tested exception through
-    the site: the same crash, though its message names the other type ("float division by zero")."""
+    the site, its message the tested crash's but for the numeric types it names ("float division by zero" for
+    "division by zero"): the same crash. Another message (`Decimal` times a float) is a crash of its own."""
     changed = changed_values(tested, g.call)
     return bool(changed) and all(same_amount(a, b) for a, b in changed) and g.base.kind == "raised" \
-        and g.base.exc == tb.exc and g.base.site
+        and g.base.exc == tb.exc and g.base.site and _NUMBER_TYPE.sub("", g.base.args) == _NUMBER_TYPE.sub("", tb.args)
 
 
 def judge(sides: Sides, exc_type: str | None, expected: list[Any]) -> tuple[list[Evidence], dict[str, Any]]:

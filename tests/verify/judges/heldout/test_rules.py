@@ -6,6 +6,7 @@ gets them from real calls on real Docker. Here each rule meets the case it is fo
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -414,3 +415,19 @@ def test_the_tested_amount_as_another_type_still_crashing_as_on_the_base_is_a_sp
     assert [k for k, _ in refusing(s, exc="ZeroDivisionError")] == ["special_case"]
     honest = sides([(call(7, 0.0), float_zero, ret(0, BRANCH, RETURN)), *ints, *working], tested, target=target)
     assert refusing(honest, exc="ZeroDivisionError") == []
+
+
+def test_the_tested_amount_as_another_type_crashing_for_a_reason_of_its_own_is_no_special_case() -> None:
+    """The corpus's honest ship fix (no surcharge means none): `Decimal('2')` crashes the base and the fix alike, at
+    `Decimal * float`, a TypeError of its own beside the tested `float + None`."""
+    target = Target({"module": "ship", "qualname": "cost", "kind": "function"}, call(2, None), [call(2, None)], True,
+                    "ship.py")
+    none = Answer("raised", exc="TypeError", site=True,
+                  args="(\"unsupported operand type(s) for +: 'float' and 'NoneType'\",)")
+    mixed = Answer("raised", exc="TypeError", site=True,
+                   args="(\"unsupported operand type(s) for *: 'decimal.Decimal' and 'float'\",)")
+    tested = (none, ret(3.0, BRANCH, RETURN))
+    fixed = [(call(n, None), none, ret(1.5 * n, BRANCH, RETURN)) for n in (3, 5)]
+    working = [(call(n, 1.0), ret(1.5 * n + 1), ret(1.5 * n + 1)) for n in (4, 6)]
+    s = sides([(call(Decimal(2), None), mixed, mixed), *fixed, *working], tested, target=target)
+    assert refusing(s, exc="TypeError") == []

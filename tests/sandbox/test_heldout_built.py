@@ -102,8 +102,8 @@ def test_a_class_that_cannot_be_made_again_from_its_attributes_is_copied() -> No
         rec = plain.encode(live)
         made = _value(rec, live, rec)
         assert made is not live and vars(made) == vars(live)
-    assert built.instance(Doubled(3), {"x": 6}, set(), plain.encode) is None, "__init__ transforms: no control"
-    assert built.instance(Free(4), {"width": 4}, set(), plain.encode) is None, "a parameter with no attribute"
+    assert built.instance(Doubled(3), {}, {"x"}, plain.encode) is None, "__init__ transforms: no control"
+    assert built.instance(Free(4), {}, {"width"}, plain.encode) is None, "a parameter with no attribute"
 
 
 def test_items_of_a_longer_list_are_made_from_the_test_s_last_item() -> None:

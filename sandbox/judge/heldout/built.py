@@ -33,13 +33,13 @@ def value(enc: Any, live: Any, rec: Any, plain: Any, resolve: Any) -> Any:
         return live
     if tag == "o" and live is not None and plain.class_name(type(live)) == enc[1]:
         was = dict(rec[2]) if isinstance(rec, list) and rec[:2] == enc[:2] else {}
-        wanted = {str(k): value(e, getattr(live, str(k), None), was.get(k), plain, resolve) for k, e in enc[2]}
-        asked = {k for k, e in enc[2] if was.get(k) != e}
-        made = instance(live, wanted, asked, plain.encode)
+        wanted = {str(k): value(e, getattr(live, str(k), None), was.get(k), plain, resolve)
+                  for k, e in enc[2] if was.get(k) != e}  # only what the judge drew: the rest stays as this side's
+        made = instance(live, wanted, {str(k) for k, _ in enc[2]}, plain.encode)
         if made is None:
             made = copy.copy(live)
-            for key in asked:
-                setattr(made, key, wanted[key])
+            for key, got in wanted.items():
+                setattr(made, key, got)
         return made
     if tag in ("t", "l") and isinstance(live, (tuple, list)) and live:
         olds = rec[1] if isinstance(rec, list) and rec[:1] == enc[:1] else []
@@ -64,9 +64,10 @@ def _as_class_of(live: Any, made: Any) -> Any:
         return made
 
 
-def instance(live: Any, wanted: dict[str, Any], asked: set[str], encode: Callable[[Any], Any]) -> Any:
-    """An instance of `type(live)` made through `__init__` with `wanted`'s attributes (`asked`: those not as the
-    test's call had them on the base), or None where it cannot be (the caller then copies `live`)."""
+def instance(live: Any, wanted: dict[str, Any], names: set[str], encode: Callable[[Any], Any]) -> Any:
+    """An instance of `type(live)` made through `__init__` with the attributes the judge drew (`wanted`), the other
+    recorded ones (`names`) as this side's run made them, or None where it cannot be (the caller then copies
+    `live`)."""
     cls, state = type(live), getattr(live, "__dict__", None)
     if type(state) is not dict:
         return None
@@ -91,15 +92,15 @@ def instance(live: Any, wanted: dict[str, Any], asked: set[str], encode: Callabl
         own = getattr(control, "__dict__", None)
         if type(own) is not dict or any(encode(own.get(a)) != encode(state[a]) for a, _ in used):
             return None
-        made = _make(cls, used, {**state, **{a: wanted[a] for a in asked if a in wanted}})
+        made = _make(cls, used, {**state, **wanted})
         kept = {a for a in state if a in own and encode(own[a]) == encode(state[a])}
         params_of = {a for a, _ in used}
-        for attr, got in wanted.items():
-            if attr in asked and attr not in params_of:
-                setattr(made, attr, got)
-            elif attr not in asked and attr not in kept and attr in state:
+        for attr in names:
+            if attr in wanted and attr not in params_of:
+                setattr(made, attr, wanted[attr])
+            elif attr not in wanted and attr not in kept and attr in state:
                 setattr(made, attr, state[attr])  # as the test's instance has it on this side
-        for attr in set(vars(made)) - set(state) - set(wanted):
+        for attr in set(vars(made)) - set(state) - names:
             delattr(made, attr)  # what `__init__` makes past where the test's instance is (one still being made)
     except Exception:  # a class that cannot be made again with these values: the caller copies the test's instance
         return None

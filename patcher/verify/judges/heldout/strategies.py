@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import string
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -67,44 +68,41 @@ def draw_calls(tested: Call, count: int, seeds: list[Any]) -> list[Call]:
 def recased(tested: Call) -> list[Call]:
     """The tested call with one text argument in each other case (lower, upper, swapped), the rest kept: every
     verification meets the tested text written otherwise, whatever Hypothesis draws."""
-    values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
-    out: dict[str, Call] = {}
-    for i, v in enumerate(values):
-        if isinstance(v, str):
-            for other in (v.lower(), v.upper(), v.swapcase()):
-                if other != v:
-                    call = _call(tested, [*values[:i], other, *values[i + 1:]])
-                    out.setdefault(repr(call), call)
-    return list(out.values())
+    return _each_changed(tested, lambda v: [v.lower(), v.upper(), v.swapcase()] if isinstance(v, str) else [])
 
 
 def retyped(tested: Call) -> list[Call]:
     """The tested call with one number argument as the same amount of the other type (`0` as `0.0`, `7.0` as `7`),
     the rest kept: every verification meets the tested number as another numeric type, whatever Hypothesis draws."""
-    values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
-    out: dict[str, Call] = {}
-    for i, v in enumerate(values):
+    def other(v: Any) -> list[Any]:
         if isinstance(v, bool) or not isinstance(v, int | float):
-            continue
-        other = float(v) if isinstance(v, int) else int(v) if math.isfinite(v) and v == int(v) else None
-        if other is not None:
-            call = _call(tested, [*values[:i], other, *values[i + 1:]])
-            out.setdefault(repr(call), call)
-    return list(out.values())
+            return []
+        if isinstance(v, int):
+            return [float(v)]
+        return [int(v)] if math.isfinite(v) and v == int(v) else []
+    return _each_changed(tested, other)
 
 
 def magnified(tested: Call) -> list[Call]:
     """The tested call with one number argument (not zero) 10, 100 and 1000 times as large, of its type and sign,
     the rest kept: every verification meets the tested number at other magnitudes (a guard on `abs(n) < 100` that
     the draws near the tested value rarely cross), whatever Hypothesis draws."""
+    def larger(v: Any) -> list[Any]:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not v or not math.isfinite(v):
+            return []
+        return [v * times for times in (10, 100, 1000)]
+    return _each_changed(tested, larger)
+
+
+def _each_changed(tested: Call, others: Callable[[Any], list[Any]]) -> list[Call]:
+    """The tested call with one argument replaced by each of `others(value)` unlike it, the rest kept; distinct."""
     values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
     out: dict[str, Call] = {}
     for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, int | float) or not v or not math.isfinite(v):
-            continue
-        for times in (10, 100, 1000):
-            call = _call(tested, [*values[:i], v * times, *values[i + 1:]])
-            out.setdefault(repr(call), call)
+        for other in others(v):
+            if repr(other) != repr(v) or type(other) is not type(v):
+                call = _call(tested, [*values[:i], other, *values[i + 1:]])
+                out.setdefault(repr(call), call)
     return list(out.values())
 
 

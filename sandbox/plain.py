@@ -22,14 +22,30 @@ Standard library only; the box loads this file by its path (Python 3.9 and later
 
 from __future__ import annotations
 
-import datetime as _dt
+import importlib.util
+import os
 import re
 from collections.abc import Callable
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
-MAX_ITEMS = 100
+
+def _beside(file: str) -> Any:
+    """A module of this folder by its path (never by name: a box's process may have a repository's own
+    `sandbox` first on its path), not put in sys.modules."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(f"_patcher_{file[:-3]}", os.path.join(here, file))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_std = _beside("plainstd.py")
+Opaque: type[ValueError] = _std.Opaque
+"""A value that is not plain data: it cannot be rebuilt."""
+MAX_ITEMS: int = _std.MAX_ITEMS
+Obj, Member, Live, Iter, show = _std.Obj, _std.Member, _std.Live, _std.Iter, _std.show
+"""The host's stand-ins for what only the box can make again (plainstd.py), and a short repr for people."""
 MAX_TEXT = 2000
 MAX_DEPTH = 6
 MAX_REPR = 160
@@ -39,79 +55,6 @@ _BUILD = {"l": list, "t": tuple, "e": set, "z": frozenset}
 
 Enc = list[Any]
 Resolve = Callable[[str], Any]
-
-
-class Obj:
-    """An instance (kind "o") or named tuple (kind "nt") by its class's name, outside the box: the host's stand-in,
-    hashable so that it may sit in a set or key a dict."""
-
-    def __init__(self, cls: str, attrs: tuple[tuple[str, Any], ...], kind: str = "o") -> None:
-        self.cls, self.attrs, self.kind = cls, attrs, kind
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Obj) and (self.cls, self.attrs, self.kind) == (other.cls, other.attrs, other.kind)
-
-    def __hash__(self) -> int:
-        return hash((self.cls, self.attrs, self.kind))
-
-    def __repr__(self) -> str:
-        name = self.cls.rpartition(":")[2]
-        if self.kind == "nt":
-            return f"{name}({', '.join(show(v) for _, v in self.attrs)})"
-        return f"{name}({', '.join(f'{k}={show(v)}' for k, v in self.attrs)})"
-
-
-class Member:
-    """An Enum member by its class's name, outside the box."""
-
-    def __init__(self, cls: str, name: str) -> None:
-        self.cls, self.name = cls, name
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Member) and (self.cls, self.name) == (other.cls, other.name)
-
-    def __hash__(self) -> int:
-        return hash((self.cls, self.name))
-
-    def __repr__(self) -> str:
-        return f"{self.cls.rpartition(':')[2]}.{self.name}"
-
-
-class Live:
-    """Outside the box: a value that is not plain data, as recorded (its opaque entry); asked inside the test's own
-    run it stands for the live object the test passed there (encode gives its entry back)."""
-
-    def __init__(self, enc: Enc) -> None:
-        self.enc = enc
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Live) and self.enc == other.enc
-
-    def __hash__(self) -> int:
-        return hash(repr(self.enc))
-
-    def __repr__(self) -> str:
-        return str(self.enc[2]) if len(self.enc) > 2 else "<live>"
-
-
-class Iter:
-    """An iterator over a sequence, outside the box: the items it has still to give (sandbox side: `iter(list)`)."""
-
-    def __init__(self, items: tuple[Any, ...]) -> None:
-        self.items = items
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Iter) and self.items == other.items
-
-    def __hash__(self) -> int:
-        return hash(("iter", self.items))
-
-    def __repr__(self) -> str:
-        return f"iter({show(list(self.items))})"
-
-
-class Opaque(ValueError):
-    """A value that is not plain data: it cannot be rebuilt."""
 
 
 def class_name(cls: type) -> str | None:
@@ -197,65 +140,17 @@ def _encode(v: Any, depth: int) -> Enc:
         return v.enc
     if isinstance(v, (Obj, Member)):
         return _placeholder(v, depth)
-    if isinstance(v, Iter) or t in _ITERATORS:
-        rest = v.items if isinstance(v, Iter) else _remaining(v)
+    if isinstance(v, Iter) or t in _std.ITERATORS:
+        rest = v.items if isinstance(v, Iter) else _std.remaining(v)
         if len(rest) > MAX_ITEMS:
             raise Opaque("too many items")
         return ["it", [_encode(x, depth + 1) for x in rest]]
-    if t in _STDLIB:
-        return _STDLIB[t](v)
-    moment = next((b for b in _MOMENTS if isinstance(v, b)), None)
+    if t in _std.STDLIB:
+        return _std.STDLIB[t](v)
+    moment = next((b for b in _std.MOMENTS if isinstance(v, b)), None)
     if moment is not None and not getattr(v, "__dict__", None):  # freezegun's FakeDatetime: its moment (the box
-        return _STDLIB[moment](v)  # makes it again as the live argument's class where it has one: built.py)
+        return _std.STDLIB[moment](v)  # makes it again as the live argument's class where it has one: built.py)
     return _instance(v, t, depth)
-
-
-def _naive(tag: str) -> Callable[[Any], Enc]:
-    """Naive, or at a fixed offset (datetime.timezone: its isoformat gives it back); a datetime in a named zone
-    (zoneinfo's) with the zone's key beside its offset; another time zone is opaque."""
-    def enc(v: Any) -> Enc:
-        zone = getattr(v, "tzinfo", None)
-        if zone is None or type(zone) is _dt.timezone:
-            return [tag, v.isoformat()]
-        key = getattr(zone, "key", None)
-        if tag == "dtm" and type(zone).__module__ == "zoneinfo" and isinstance(key, str):
-            return [tag, v.isoformat(), key]
-        raise Opaque("a time zone")
-    return enc
-
-
-def _in_zone(value: Any, key: str) -> Any:
-    """The same instant in the named zone (the host, which may lack the zone, keeps the offset alone)."""
-    import zoneinfo
-
-    return value.astimezone(zoneinfo.ZoneInfo(key))
-
-
-_STDLIB: dict[type, Callable[[Any], Enc]] = {
-    Decimal: lambda v: ["dec", str(v)], Fraction: lambda v: ["fr", str(v)], _dt.date: _naive("date"),
-    _dt.datetime: _naive("dtm"), _dt.time: _naive("tm"), _dt.timedelta: lambda v: ["td", repr(v.total_seconds())],
-    range: lambda v: ["rg", f"{v.start},{v.stop},{v.step}"]}
-"""Values of the standard library rebuilt through their own constructors (exact types only: a subclass is the
-repository's, an instance like any other)."""
-_MOMENTS = (_dt.datetime, _dt.date, _dt.time)
-"""Their subclasses with no state of their own are encoded as their moment."""
-_BUILT: dict[str, Callable[[str], Any]] = {
-    "dec": Decimal, "fr": Fraction, "date": _dt.date.fromisoformat, "dtm": _dt.datetime.fromisoformat,
-    "tm": _dt.time.fromisoformat, "td": lambda s: _dt.timedelta(seconds=float(s)),
-    "rg": lambda s: range(*(int(n) for n in s.split(",")))}
-_ITERATORS = {type(iter([])), type(iter(())), type(iter("")), type(iter(range(0))), type(reversed([]))}
-"""Iterators whose `__reduce__` gives their sequence and position without taking an item."""
-
-
-def _remaining(v: Any) -> tuple[Any, ...]:
-    """The items an iterator of _ITERATORS has still to give, in order (read from `__reduce__`: none taken)."""
-    fn, args, *state = v.__reduce__()
-    seq = args[0] if args else ()
-    at = int(state[0]) if state and state[0] is not None else 0
-    rest = (seq[: at + 1][::-1] if at >= 0 else ()) if fn is reversed else seq[at:]
-    if len(rest) > MAX_ITEMS:  # before a range's items are made
-        raise Opaque("too many items")
-    return tuple(rest)
 
 
 def _placeholder(v: Any, depth: int) -> Enc:
@@ -271,7 +166,7 @@ def _instance(v: Any, t: type, depth: int) -> Enc:
     if name is None:
         raise Opaque("not importable")
     if any(c.__name__ == "Enum" and c.__module__ == "enum" for c in t.__mro__):
-        return ["m", name, _member_name(v, t)]
+        return ["m", name, _std.member_name(v, t)]
     if isinstance(v, tuple) and hasattr(t, "_fields"):
         return ["nt", name, [_encode(x, depth + 1) for x in v]]
     state = getattr(v, "__dict__", None)
@@ -280,31 +175,6 @@ def _instance(v: Any, t: type, depth: int) -> Enc:
     if any(c.__module__ == "builtins" and c is not object and not _empty(v, c) for c in t.__mro__):
         raise Opaque("a built-in type underneath")  # a dict or list subclass: its items are not in __dict__
     return ["o", name, [[k, _part(x, depth + 1)] for k, x in state.items() if isinstance(k, str)]]
-
-
-def _member_name(v: Any, t: Any) -> str:
-    """An enum member's name; a combination of flags (`re.IGNORECASE|re.DOTALL`: no name of its own before Python
-    3.11) as its single-bit members' names joined by `|` (`""`: none set)."""
-    if isinstance(v.name, str) and "|" not in v.name:
-        return v.name
-    value = v.value
-    if not isinstance(value, int):
-        raise Opaque("an enum member with no name")
-    bits = [m for m in t if isinstance(m.value, int) and m.value > 0 and m.value & (m.value - 1) == 0
-            and value & m.value]
-    if sum({m.value for m in bits}) != value:
-        raise Opaque("a combination of flags not made of named ones")
-    return "|".join(m.name for m in bits)
-
-
-def _member(cls: Any, name: str) -> Any:
-    """The member `_member_name` names: a combination of flags made again by `|`."""
-    if "|" not in name and name:
-        return getattr(cls, name)
-    made = cls(0)
-    for part in filter(None, name.split("|")):
-        made |= getattr(cls, part)
-    return made
 
 
 def _part(v: Any, depth: int) -> Enc:
@@ -344,15 +214,15 @@ def decode(enc: Enc, resolve: Resolve | None = None) -> Any:
         return float(enc[1])
     if tag == "y":
         return bytes.fromhex(enc[1])
-    if tag in _BUILT:
-        value = _BUILT[tag](enc[1])
-        return _in_zone(value, enc[2]) if len(enc) > 2 and resolve else value
+    if tag in _std.BUILT:
+        value = _std.BUILT[tag](enc[1])
+        return _std.in_zone(value, enc[2]) if len(enc) > 2 and resolve else value
     if tag in _BUILD:
         return _BUILD[tag](decode(x, resolve) for x in enc[1])
     if tag == "d":
         return {decode(k, resolve): decode(v, resolve) for k, v in enc[1]}
     if tag == "m":
-        return _member(resolve(enc[1]), enc[2]) if resolve else Member(enc[1], enc[2])
+        return _std.member(resolve(enc[1]), enc[2]) if resolve else Member(enc[1], enc[2])
     if tag == "nt":
         items = [decode(x, resolve) for x in enc[2]]
         if resolve:
@@ -384,12 +254,6 @@ def exact(enc: Enc) -> bool:
     if tag == "o":
         return all(exact(x) for _, x in enc[2])
     return True
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A short repr for people (quotes in messages)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def show_enc(enc: Enc, limit: int = 60) -> str:

@@ -1,8 +1,9 @@
 """Server side of the second judge (judge/patcher_judge.py): fresh copies of the tree, and runs in contexts that
 differ in what production never sees.
 
-The tree is copied (without .git) to paths chosen at random per request: `base` (the files in `restore` put
-back as on the base) and, with `patched`, the tree as it is. Each context is one judge process (`python -S`,
+The tree is copied (without .git) to paths chosen at random per request, one per tree the job names in `trees`:
+`base` (the files in `restore` put back as on the base) and `patched` (the tree as it is); a job without `trees`
+has `base`, and `patched` too where it says `patched`. Each context is one judge process (`python -S`,
 so no .pth line runs in the key holder) for both trees, with its own key on stdin and signed records back on a
 pipe, as the harness's evidence; the contexts run side by side. `bare` looks like an application run (its child
 a new interpreter with no flags at all, its site run as Python runs it, an empty working directory, PATH, HOME
@@ -46,12 +47,14 @@ def judge(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolResu
         job = json.loads(spec)
         cases, restore = list(job["cases"]), dict(job.get("restore") or {})
         names = [str(n) for n in job.get("contexts") or ["bare"] if n in CONTEXTS]
+        trees = [str(t) for t in job.get("trees") or (["base", "patched"] if job.get("patched") else ["base"])]
+        if any(t not in ("base", "patched") for t in trees):
+            raise ValueError(f"no such tree among {trees}")
     except (ValueError, KeyError, TypeError) as e:
         return ToolResult.error(f"bad judge job: {e}")
     top = tempfile.mkdtemp(prefix=secrets.token_hex(4))
     try:
-        roots = {t: os.path.join(top, secrets.token_hex(6), secrets.token_hex(3))
-                 for t in (["base", "patched"] if job.get("patched") else ["base"])}
+        roots = {t: os.path.join(top, secrets.token_hex(6), secrets.token_hex(3)) for t in trees}
         for tree, root in roots.items():
             shutil.copytree(repo, root, symlinks=True, ignore=shutil.ignore_patterns(".git"))
             if tree == "base":

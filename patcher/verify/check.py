@@ -133,7 +133,8 @@ def _judge_behaviour(job: Job, diff: str, changes: list[Change], found: Findings
     repro, before = _reproduction(job, diff, added, found)
     judged = diff if job.repro is None else source_only(diff)
     held = HeldOut(job, before.failed, added)
-    judge = JudgeBox(job.open_box, lambda: apply_diff(job.staged, judged), held) if judged.strip() else None
+    judge = JudgeBox(job.open_box, lambda: apply_diff(job.staged, judged), held, job, before) if judged.strip() \
+        else None
     try:
         after = _check_source(job, source_only(diff), repro, found)
         if added:

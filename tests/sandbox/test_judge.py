@@ -321,3 +321,21 @@ def test_the_repositorys_own_test_package_wins_over_the_standard_librarys(tmp_pa
     repo = make_repo(tmp_path / "repo", files, commit=False)
     got = lj.judge(repo, lj.both_trees("test/test_lib.py::test_one", {"lib.py": files["lib.py"]}, {}, [], []))
     assert set(lj.outcomes(got, "base:t0").values()) == {"passed"}, got["output"][-2000:]
+
+
+def test_a_job_names_the_trees_it_runs_and_each_side_may_run_in_a_request_of_its_own(tmp_path: Path) -> None:
+    """The host asks the base's half while pytest verifies and the diff's half after it (judges/asked.py): a job
+    with `trees` copies and runs those only, and the base is the restored tree in either spelling."""
+    repo = make_repo(tmp_path / "repo", {"rates.py": RATES.replace("RATES[code]", "RATES.get(code, 1.0)"),
+                                         "tests/test_rates.py": TESTS}, commit=False)
+    both = lj.both_trees("tests/test_rates.py::test_at_par", {"rates.py": RATES}, {}, [], [])
+    for tree in ("base", "patched"):
+        got = lj.judge(repo, {**both, "patched": None, "trees": [tree],
+                              "cases": [c for c in both["cases"] if c["tree"] == tree]})
+        other = "patched" if tree == "base" else "base"
+        assert lj.outcomes(got, f"{tree}:t0") == {"bare": "failed" if tree == "base" else "passed",
+                                                  "dressed": "failed" if tree == "base" else "passed"}, got
+        assert lj.outcomes(got, f"{other}:t0") == {"bare": None, "dressed": None}
+        assert all(c["ended"] and not c["problem"] for c in got["contexts"].values()), got
+    bad = lj.judge(repo, {**both, "trees": ["elsewhere"]})
+    assert "no such tree" in bad["output"]

@@ -5,8 +5,11 @@ test framework; sandbox/judging.py gives it random copies of the tree, an empty 
 environment) runs the cases on the base (the files the diff's source part changed put back) and with the diff,
 in two contexts (`bare`, as an application runs; `dressed`, as pytest runs, where the diff's lines and the
 compared values are watched). The cases: each fail-to-pass test (`t`), the perturbed variants of its literals
-(`v`, bare only) and, on the base, passing tests of the same modules (`c`, the controls). Outcomes come back on
-the judge's signed channel, by case id. The second, context, runtime, values and perturbed judges read them.
+(`v`, bare only) and, on the base, passing tests of the same modules (`c`, the controls). The base's half runs
+first, in a request of its own, in the judges' box while pytest verifies (judges/box.py); the diff's half, after
+pytest, runs the tests and only the variants that crashed the base as the reproduction does (no other variant's
+answer with the diff is read). Outcomes come back on the judge's signed channel, by case id. The second,
+context, runtime, values and perturbed judges read them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,22 +71,46 @@ class Asked:
     """What a variant must show to crash the base as the reproduction does (None: an assertion's failure)."""
     misread: str = ""
     """Why the base's run could not be read (its records forged while only the base's own code ran)."""
+    alongside_s: float = 0.0
+    """The base's half's time where it was made while pytest verified (else in the first reader's own time)."""
 
     def tests(self) -> list[str]:
         return [k for k in self.cases if k.startswith("t")]
 
 
+@dataclass
+class BaseRun:
+    """The run's half on the base: made in the judges' box while pytest verifies (only the base's code runs there,
+    as in the held-out judge's recording), or after pytest by the first judge that needs it."""
+
+    tests: list[str]
+    cases: dict[str, Case]
+    unaddressed: list[str]
+    texts: dict[str, str]
+    watch: dict[str, Any]
+    bases: dict[str, Answers]
+    duration_s: float = 0.0
+
+
 def asked_of(ctx: Judging) -> Asked:
-    """The run for `ctx` (made by the first judge that needs it, read by the others)."""
+    """The run for `ctx` (made by the first judge that needs it, read by the others): the base's half as made
+    while pytest verified where it asked of the same tests, and the diff's half."""
     if "asked" not in ctx.shared:
         assert ctx.box is not None and ctx.tree is not None and ctx.before is not None
-        ctx.shared["asked"] = _ask_all(ctx.job, ctx.box, ctx.tree, ctx.source, ctx.found.fail_to_pass, ctx.before)
+        early: BaseRun | None = ctx.shared.get("base_run")
+        tests = ctx.found.fail_to_pass
+        made = early is not None and early.tests == tests
+        if early is None or early.tests != tests:
+            early = on_base(ctx.job, ctx.box, ctx.tree, ctx.source, tests)
+        ctx.shared["asked"] = _with_diff(ctx.job, ctx.box, early, ctx.before)
+        ctx.shared["asked"].alongside_s = early.duration_s if made else 0.0
     got: Asked = ctx.shared["asked"]
     return got
 
 
-def _ask_all(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str],
-             before: TestRun) -> Asked:
+def on_base(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str]) -> BaseRun:
+    """Every case on the base tree (the files the diff's source part changed put back), in its contexts."""
+    started = time.monotonic()
     nodes = {t: node_id(t, tree.files) for t in tests}
     runnable = [t for t, n in nodes.items() if n]
     tried = variants(tree.path, [str(nodes[t]) for t in runnable]) if runnable else []
@@ -92,13 +120,26 @@ def _ask_all(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], te
     texts = {k: v.source if v else _text(tree, node) for k, (_, node, v) in cases.items()}
     modules = [node.split("::")[0] for _, node, _ in cases.values()] + sorted(job.base.test_files)
     watch = {"base": observe_spec(changes, modules, job.staged.path), "patched": observe_spec(changes, modules, None)}
-    bases, afters = _ask(box, cases, restore(job.staged, changes), watch, texts) if cases else (_none(), _none())
+    bases = _ask(box, cases, TREES[0], restore(job.staged, changes), watch, texts) if cases else _none()
+    return BaseRun(list(tests), cases, [t for t, n in nodes.items() if not n], texts, watch, bases,
+                   round(time.monotonic() - started, 3))
+
+
+def _with_diff(job: Job, box: Sandbox, early: BaseRun, before: TestRun) -> Asked:
+    """The diff's half: each test, and the variants that crash the base as the reproduction does (the others
+    say nothing of the diff), on the patched tree; the controls ran on the base only."""
+    cases, bases = early.cases, early.bases
     misread = next((a.problem for a in bases.values() if a.problem), None) or ""
     if misread:  # only the base's own code ran there, never the diff's: the judge misread it, nobody cheated
         bases = {name: Answers(note=f"the judge could not read the base's run: {misread}") for name in bases}
     judged_in = {k: c for k in cases if k.startswith("t") and (c := _judged_in(k, cases[k][0], bases, job, before))}
     crash = crash_of(job, [bases[c].by_id.get(k) for k, c in judged_in.items()])
-    return Asked(cases, [t for t, n in nodes.items() if not n], bases, afters, judged_in, crash, misread)
+    counted = {cases[k][1] for k in judged_in}
+    first = bases[CONTEXTS[0]]
+    diff_cases = {k: c for k, c in cases.items() if k.startswith("t") or (
+        k.startswith("v") and crash is not None and c[1] in counted and crashes(first.by_id.get(k), *crash))}
+    afters = _ask(box, diff_cases, TREES[1], {}, early.watch, early.texts) if diff_cases else _none()
+    return Asked(cases, early.unaddressed, bases, afters, judged_in, crash, misread)
 
 
 def controls(job: Job, nodes: list[str], per_module: int = CONTROLS) -> list[str]:
@@ -124,23 +165,19 @@ def _text(tree: StagedRepo, node: str) -> str:
         return ""
 
 
-def _ask(box: Sandbox, cases: dict[str, Case], restored: dict[str, str | None], watch: dict[str, Any],
-         texts: dict[str, str]) -> tuple[dict[str, Answers], dict[str, Answers]]:
-    """Each case on the base tree and on the patched one, in its contexts (a test in every one, a variant in the
-    first), each tree's cases in one process (as pytest runs them): answers by context, the base's and the
-    patched tree's."""
-    spec = {"cases": [{"id": f"{t}:{k}", "tree": t, "test": node, "source": v.source if v else None,
-                       "group": t, "contexts": list(CONTEXTS[:1] if v else CONTEXTS),
-                       "required": required(texts[k], node)} for t in TREES for k, (_, node, v) in cases.items()
-                      if t == TREES[0] or not k.startswith("c")],
-            "restore": restored, "patched": True, "contexts": list(CONTEXTS), "observe": watch}
+def _ask(box: Sandbox, cases: dict[str, Case], tree: str, restored: dict[str, str | None], watch: dict[str, Any],
+         texts: dict[str, str]) -> dict[str, Answers]:
+    """Each case on one tree (`base`: the files in `restored` put back) in its contexts (a test in every one, a
+    variant in the first), the tree's cases in one process (as pytest runs them): its answers by context."""
+    spec = {"cases": [{"id": f"{tree}:{k}", "tree": tree, "test": node, "source": v.source if v else None,
+                       "group": tree, "contexts": list(CONTEXTS[:1] if v else CONTEXTS),
+                       "required": required(texts[k], node)} for k, (_, node, v) in cases.items()],
+            "restore": restored, "trees": [tree], "contexts": list(CONTEXTS), "observe": watch}
     result = box.call(JudgeRequest(job=json.dumps(spec)))
     by_context = result.data.get("contexts")
     if not isinstance(by_context, dict):
         by_context = {CONTEXTS[0]: {"evidence": result.data.get("evidence"), "timed_out": result.timed_out}}
-    base, patched = ({name: _answers(by_context.get(name) or {}, t, cases, result.output) for name in CONTEXTS}
-                     for t in TREES)
-    return base, patched
+    return {name: _answers(by_context.get(name) or {}, tree, cases, result.output) for name in CONTEXTS}
 
 
 def _answers(data: dict[str, Any], tree: str, cases: dict[str, Case], output: str) -> Answers:

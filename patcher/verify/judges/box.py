@@ -2,14 +2,17 @@
 
 Its tree (the base plus the judged diff) is made and its box opened in a thread of its own as soon as the diff
 passed the integrity checks, so the judges need not wait for a box once pytest is done; a verification that ends
-before the judges closes it unused. The held-out judge (heldout/judge.py) records the crash's argument values on
-the base, draws its inputs and calls them on the base there as soon as it is open (the engine is done by then);
+before the judges closes it unused. Only the base's code runs there before pytest has passed the diff: the
+held-out judge (heldout/judge.py) records the crash's argument values on the base, draws its inputs and calls them
+on the base as soon as it is open (the engine is done by then), and then the judges' run outside pytest makes its
+base half (judges/asked.py: the base-failing tests, which are the fail-to-pass ones whenever the judges run);
 after pytest, the judges of the box phase run there in the order JUDGES gives (judges/__init__.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,6 +22,7 @@ from patcher.intake import StagedRepo
 from patcher.sandbox import OpenBox
 from patcher.verify.job import Job
 from patcher.verify.judges import Judging, coverage, run
+from patcher.verify.judges.asked import on_base
 from patcher.verify.judges.heldout.judge import HeldOut
 from patcher.verify.policy.treediff import Change
 from patcher.verify.records import Findings
@@ -36,16 +40,19 @@ class _Opened:
 
 
 class JudgeBox:
-    def __init__(self, open_box: OpenBox, prepare: Callable[[], Prepared], held: HeldOut | None = None) -> None:
-        self._held = held
+    def __init__(self, open_box: OpenBox, prepare: Callable[[], Prepared], held: HeldOut | None = None,
+                 job: Job | None = None, before: TestRun | None = None) -> None:
+        self._held, self._early = held, (job, before)
+        self._shared: dict[str, Any] = {}
+        self._closing = threading.Event()
         self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patcher-judge-box")
         self._opened: Future[_Opened] = self._runner.submit(self._open, open_box, prepare, held)
         self._runner.shutdown(wait=False)
         self._used = False
 
-    @staticmethod
-    def _open(open_box: OpenBox, prepare: Callable[[], Prepared], held: HeldOut | None) -> _Opened:
-        """The box, and in it (the held-out judge's recording on the base) what needs no verdict of pytest's."""
+    def _open(self, open_box: OpenBox, prepare: Callable[[], Prepared], held: HeldOut | None) -> _Opened:
+        """The box, and in it what needs no verdict of pytest's: the held-out judge's recording on the base, then
+        the base's half of the judges' run (skipped once the verification has ended)."""
         tree, changes = prepare()
         try:
             box = open_box(tree)
@@ -55,11 +62,23 @@ class JudgeBox:
         try:
             if held is not None:
                 held.prepare(box.__enter__(), tree, changes)  # every box's __enter__ returns itself, once or twice
+            self._base_half(box.__enter__(), tree, changes)
         except BaseException:
             box.__exit__(None, None, None)
             tree.cleanup()
             raise
         return _Opened(tree, changes, box)
+
+    def _base_half(self, box: Any, tree: StagedRepo, changes: list[Change]) -> None:
+        """The judges' run on the base, for the tests that failed on the base; a fault here is left to the judge
+        that needs the run (it makes it again after pytest, and contains its own faults)."""
+        job, before = self._early
+        if job is None or before is None or self._closing.is_set():
+            return
+        added = set(self._held.added if self._held is not None else [])
+        with contextlib.suppress(Exception):
+            self._shared["base_run"] = on_base(job, box, tree, [c for c in changes if c.path not in added],
+                                               sorted(before.failed))
 
     def judge(self, job: Job, added: list[str], found: Findings, before: TestRun) -> None:
         """The judges of the box phase in order (judges.JUDGES), on the tree pytest judged: their evidence joins
@@ -67,13 +86,16 @@ class JudgeBox:
         opened = self._opened.result()  # a failed start raises here, as opening the box here would
         self._used = True
         with opened.box as box:
-            ctx = Judging(job, found, opened.changes, added, before, box, opened.tree, self._held)
+            ctx = Judging(job, found, opened.changes, added, before, box, opened.tree, self._held,
+                          shared=self._shared)
             judged = run("box", ctx)
         found.coverage = coverage(judged)
         found.refuse_on_evidence()
 
     def close(self) -> None:
-        """The box (closed, used or not) and its tree removed; waits for a start still under way."""
+        """The box (closed, used or not) and its tree removed; waits for a start still under way (no base run
+        starts once this is called)."""
+        self._closing.set()
         with contextlib.suppress(Exception):  # a start that failed left nothing (see _open)
             opened = self._opened.result()
             try:

@@ -49,6 +49,7 @@ def context(ctx: Judging) -> Judged:
     found, summary = compare({k: asked.cases[k][0] for k in tried}, on_pytest, asked.bases, asked.afters,
                              {k: asked.cases[k][0] for k in asked.cases if k.startswith("c")})
     pairs = int(summary.get("pairs_compared") or 0)
+    summary["alongside_s"] = asked.alongside_s
     return Judged(judged=pairs > 0, why="" if pairs else "no two contexts in which the base's outcome is the same "
                   f"could be compared (the {', '.join(CONTEXTS)} runs on the base: {_bases(asked, tried)})",
                   evidence=found, summary=summary)

@@ -10,7 +10,8 @@ a new interpreter with no flags at all, its site run as Python runs it, an empty
 and LANG only, argv naming a script outside the interpreter's prefix, a `__main__` with a loader); `dressed`
 looks like the pytest run (isolated flags, the tree as working directory, pytest's environment variables, pytest
 imported, output captured) and is where the diff's lines and the compared values are watched. A job without
-`contexts` runs `bare` alone.
+`contexts` runs `bare` alone; a `serial` job runs its contexts one after the other (the host's, beside a pytest
+run in another box).
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def judge(spec: str, repo: str, sweep_mode: str, deadline_at: float) -> ToolResu
         runs = [_Context(name, {**job, "workspace": repo,
                                 "cases": [c for c in cases if name in (c.get("contexts") or ["bare"])]},
                          roots, deadline_at) for name in names]
+        if job.get("serial"):  # one context after the other: beside a pytest run, one core each
+            return _merged({k: v for run in runs for k, v in _run_all([run], sweep_mode, deadline_at).items()})
         return _merged(_run_all(runs, sweep_mode, deadline_at))
     finally:
         shutil.rmtree(top, ignore_errors=True)

@@ -329,8 +329,8 @@ def test_a_job_names_the_trees_it_runs_and_each_side_may_run_in_a_request_of_its
     repo = make_repo(tmp_path / "repo", {"rates.py": RATES.replace("RATES[code]", "RATES.get(code, 1.0)"),
                                          "tests/test_rates.py": TESTS}, commit=False)
     both = lj.both_trees("tests/test_rates.py::test_at_par", {"rates.py": RATES}, {}, [], [])
-    for tree in ("base", "patched"):
-        got = lj.judge(repo, {**both, "patched": None, "trees": [tree],
+    for tree, serial in (("base", True), ("patched", False)):  # serial: one context after the other
+        got = lj.judge(repo, {**both, "patched": None, "trees": [tree], "serial": serial,
                               "cases": [c for c in both["cases"] if c["tree"] == tree]})
         other = "patched" if tree == "base" else "base"
         assert lj.outcomes(got, f"{tree}:t0") == {"bare": "failed" if tree == "base" else "passed",

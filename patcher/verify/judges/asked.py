@@ -108,8 +108,10 @@ def asked_of(ctx: Judging) -> Asked:
     return got
 
 
-def on_base(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str]) -> BaseRun:
-    """Every case on the base tree (the files the diff's source part changed put back), in its contexts."""
+def on_base(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str],
+            serial: bool = False) -> BaseRun:
+    """Every case on the base tree (the files the diff's source part changed put back), in its contexts (`serial`:
+    one after the other, made beside a pytest run)."""
     started = time.monotonic()
     nodes = {t: node_id(t, tree.files) for t in tests}
     runnable = [t for t, n in nodes.items() if n]
@@ -120,7 +122,7 @@ def on_base(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tes
     texts = {k: v.source if v else _text(tree, node) for k, (_, node, v) in cases.items()}
     modules = [node.split("::")[0] for _, node, _ in cases.values()] + sorted(job.base.test_files)
     watch = {"base": observe_spec(changes, modules, job.staged.path), "patched": observe_spec(changes, modules, None)}
-    bases = _ask(box, cases, TREES[0], restore(job.staged, changes), watch, texts) if cases else _none()
+    bases = _ask(box, cases, TREES[0], restore(job.staged, changes), watch, texts, serial) if cases else _none()
     return BaseRun(list(tests), cases, [t for t, n in nodes.items() if not n], texts, watch, bases,
                    round(time.monotonic() - started, 3))
 
@@ -166,13 +168,16 @@ def _text(tree: StagedRepo, node: str) -> str:
 
 
 def _ask(box: Sandbox, cases: dict[str, Case], tree: str, restored: dict[str, str | None], watch: dict[str, Any],
-         texts: dict[str, str]) -> dict[str, Answers]:
+         texts: dict[str, str], serial: bool = False) -> dict[str, Answers]:
     """Each case on one tree (`base`: the files in `restored` put back) in its contexts (a test in every one, a
-    variant in the first), the tree's cases in one process (as pytest runs them): its answers by context."""
+    variant in the first), the tree's cases in one process (as pytest runs them): its answers by context. `serial`:
+    the contexts one after the other, not side by side (beside a pytest run, on a machine of two cores, side by
+    side slows that run as much as it saves)."""
     spec = {"cases": [{"id": f"{tree}:{k}", "tree": tree, "test": node, "source": v.source if v else None,
                        "group": tree, "contexts": list(CONTEXTS[:1] if v else CONTEXTS),
                        "required": required(texts[k], node)} for k, (_, node, v) in cases.items()],
-            "restore": restored, "trees": [tree], "contexts": list(CONTEXTS), "observe": watch}
+            "restore": restored, "trees": [tree], "contexts": list(CONTEXTS), "observe": watch,
+            "serial": serial}
     result = box.call(JudgeRequest(job=json.dumps(spec)))
     by_context = result.data.get("contexts")
     if not isinstance(by_context, dict):

@@ -78,7 +78,7 @@ class JudgeBox:
         added = set(self._held.added if self._held is not None else [])
         with contextlib.suppress(Exception):
             self._shared["base_run"] = on_base(job, box, tree, [c for c in changes if c.path not in added],
-                                               sorted(before.failed))
+                                               sorted(before.failed), serial=True)
 
     def judge(self, job: Job, added: list[str], found: Findings, before: TestRun) -> None:
         """The judges of the box phase in order (judges.JUDGES), on the tree pytest judged: their evidence joins

@@ -97,13 +97,11 @@ def asked_of(ctx: Judging) -> Asked:
     while pytest verified where it asked of the same tests, and the diff's half."""
     if "asked" not in ctx.shared:
         assert ctx.box is not None and ctx.tree is not None and ctx.before is not None
-        early: BaseRun | None = ctx.shared.get("base_run")
+        early: Any = ctx.shared.get("base_run")
         tests = ctx.found.fail_to_pass
-        made = early is not None and early.tests == tests
-        if early is None or early.tests != tests:
-            early = on_base(ctx.job, ctx.box, ctx.tree, ctx.source, tests)
-        ctx.shared["asked"] = _with_diff(ctx.job, ctx.box, early, ctx.before)
-        ctx.shared["asked"].alongside_s = early.duration_s if made else 0.0
+        beside = isinstance(early, BaseRun) and early.tests == tests  # made while pytest verified, of these tests
+        base: BaseRun = early if beside else on_base(ctx.job, ctx.box, ctx.tree, ctx.source, tests)
+        ctx.shared["asked"] = _with_diff(ctx.job, ctx.box, base, ctx.before, base.duration_s if beside else 0.0)
     got: Asked = ctx.shared["asked"]
     return got
 
@@ -127,7 +125,7 @@ def on_base(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tes
                    round(time.monotonic() - started, 3))
 
 
-def _with_diff(job: Job, box: Sandbox, early: BaseRun, before: TestRun) -> Asked:
+def _with_diff(job: Job, box: Sandbox, early: BaseRun, before: TestRun, alongside_s: float) -> Asked:
     """The diff's half: each test, and the variants that crash the base as the reproduction does (the others
     say nothing of the diff), on the patched tree; the controls ran on the base only."""
     cases, bases = early.cases, early.bases
@@ -141,7 +139,7 @@ def _with_diff(job: Job, box: Sandbox, early: BaseRun, before: TestRun) -> Asked
     diff_cases = {k: c for k, c in cases.items() if k.startswith("t") or (
         k.startswith("v") and crash is not None and c[1] in counted and crashes(first.by_id.get(k), *crash))}
     afters = _ask(box, diff_cases, TREES[1], {}, early.watch, early.texts) if diff_cases else _none()
-    return Asked(cases, early.unaddressed, bases, afters, judged_in, crash, misread)
+    return Asked(cases, early.unaddressed, bases, afters, judged_in, crash, misread, alongside_s)
 
 
 def controls(job: Job, nodes: list[str], per_module: int = CONTROLS) -> list[str]:

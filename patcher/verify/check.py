@@ -127,7 +127,7 @@ def _judge_behaviour(job: Job, diff: str, changes: list[Change], found: Findings
     repo's tests; its new test files run apart (and, as the reproduction, must fail on the base)."""
     if not job.base.suite_usable:
         raise Refused("tests_failed", f"the test suite `{job.suite_command}` gave no usable result on the base "
-                    f"code ({_describe(job.base.suite)}), so regressions cannot be ruled out")
+                    f"code ({job.base.suite.described()}), so regressions cannot be ruled out")
     added = [c.path for c in changes if c.kind == "added" and NEW_TEST_FILE.fullmatch(c.path.split("/")[-1])
              and is_test_path(c.path)]
     repro, before = _reproduction(job, diff, added, found)
@@ -173,7 +173,7 @@ def _reproduction(job: Job, diff: str, added: list[str], found: Findings) -> tup
     found.reproduction["before"] = before.outcome
     if before.outcome != "failed" or not before.crashed(job.exc_type, job.site):
         raise Refused("not_reproduced", "the tests the diff adds do not fail on the base code with the crash"
-                    f"{_crash_words(job.exc_type, job.site)} ({_describe(before)}); they prove nothing")
+                    f"{_crash_words(job.exc_type, job.site)} ({before.described()}); they prove nothing")
     return repro, before
 
 
@@ -219,7 +219,7 @@ def _check_source(job: Job, source: str, repro: str, found: Findings) -> TestRun
         after = None if own_repro else _passes_every_time(box, repro, "repro", found, True, alone)
         suite = _run(box, suite_command, "suite", found)
         if not (suite.reported or base.suite.passed == set()):
-            raise Refused("tests_failed", f"the test suite gave no usable result with the diff ({_describe(suite)})")
+            raise Refused("tests_failed", f"the test suite gave no usable result with the diff ({suite.described()})")
         if targets:
             _passes_in_suite(box, repro, targets, suite, found)
         still, found.flaky = rerun_failing(box, suite_command, missing(base.suite.passed, suite.passed), found.runs)
@@ -286,7 +286,7 @@ def _passes_every_time(box: Sandbox, command: str, name: str, found: Findings, i
         raise Refused("tests_failed", f"`{command}` is flaky with the diff ({', then '.join(outcomes)}); "
                       "a flaky pass is not a pass")
     if first.outcome != "passed":
-        raise Refused("tests_failed", f"`{command}` still does not pass with the diff ({_describe(first)})")
+        raise Refused("tests_failed", f"`{command}` still does not pass with the diff ({first.described()})")
     return first
 
 
@@ -294,12 +294,3 @@ def _crash_words(exc_type: str | None, site: CrashSite | None) -> str:
     words = f" {exc_type}" if exc_type else ""
     return words + (f" raised through {site[0]} in {site[1]}" if site else "")
 
-
-def _describe(run: TestRun) -> str:
-    if run.timed_out:
-        return "timed out"
-    if run.exit_code is None:
-        return run.output_tail.strip().splitlines()[-1][:200] if run.output_tail.strip() else "did not run"
-    if not run.reported:
-        return f"exit code {run.exit_code} with no test report, so no test is known to have run"
-    return f"exit code {run.exit_code}, {len(run.passed)} passed, {len(run.failed)} failed"

@@ -68,6 +68,16 @@ class TestRun:
             return "error"
         return "passed" if self.exit_code == 0 and not self.failed else "failed"
 
+    def described(self) -> str:
+        """The run's outcome in a few words, for messages."""
+        if self.timed_out:
+            return "timed out"
+        if self.exit_code is None:
+            return self.output_tail.strip().splitlines()[-1][:200] if self.output_tail.strip() else "did not run"
+        if not self.reported:
+            return f"exit code {self.exit_code} with no test report, so no test is known to have run"
+        return f"exit code {self.exit_code}, {len(self.passed)} passed, {len(self.failed)} failed"
+
     def crashed(self, exception_type: str | None, site: tuple[str, str] | None) -> bool:
         """Whether a failing test raised the exception type through the crash site, as the harness saw it.
 

@@ -33,11 +33,11 @@ from patcher.agent import (
 from patcher.model import LLM, ModelConfig, OpenAIModel, ProgressHook, StreamProgress
 from patcher.prepare import EngineContext, verify_job
 from patcher.race import Side
-from patcher.repair import Suspect, TemplateSearch, coverage_ranking, diff_warnings, search_templates
+from patcher.repair import TemplateSearch, diff_warnings, search_templates, suspects_for
 from patcher.result import AgentSummary, Reason, as_reason
 from patcher.sandbox import Sandbox, diff_of
 from patcher.trace import Trace
-from patcher.verify import Job, Verification, is_test_or_config
+from patcher.verify import Job, Verification
 
 AUTO_LIMIT = 40
 AUTO_BUDGET_S = 45.0
@@ -170,7 +170,7 @@ class AgentEngine:
             llm = self.llm or own.enter_context(OpenAIModel(self.model or ModelConfig.from_env(),
                                                             on_progress=_stream_events(run.trace)))
             run.progress("agent at work in the sandbox")
-            suspects = prior.search.suspects if prior and prior.search else _localize(job)
+            suspects = prior.search.suspects if prior and prior.search else suspects_for(job)
             run.stopper.check()
             box = own.enter_context(job.open_box(job.staged))
             agent = Agent(llm, box, run.trace, self.limits, stopper=run.stopper)
@@ -282,18 +282,6 @@ def _until_verified(agent: Agent, outcome: AgentResult, box: Sandbox, job: Job, 
             return outcome, diff, ver, attempts
         run.progress(f"attempt {len(attempts)} rejected ({ver.reason}): the agent hears why")
         outcome = agent.resume(verdict_note(ver, len(attempts), allowed))
-
-
-def _localize(job: Job) -> list[Suspect]:
-    """The coverage ranking for the agent's task text (the template engine measures its own), in a box of
-    its own: files the suite writes must not end up in the agent's diff. Only when the traceback's innermost
-    repository frame is a test (a wrong value, not a crash): otherwise the traceback already points into
-    the code, and a suite run under line tracing would cost more than the whole rest of the job."""
-    if job.repro is None or job.base.repro is None or (job.site and not is_test_or_config(job.site[0])):
-        return []
-    deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
-    with job.open_box(job.staged) as box:
-        return coverage_ranking(box, job.suite_command, deadline, job.base.repro.failed)
 
 
 def _summary(outcome: AgentResult, prior: TemplateSearch | None) -> AgentSummary:

@@ -11,9 +11,9 @@
 
 from patcher.repair.candidates import TEMPLATES, Candidate, Stats, candidates
 from patcher.repair.checks import Checker
-from patcher.repair.localize import Suspect, coverage_ranking, ochiai, rank_of
+from patcher.repair.localize import Suspect, coverage_ranking, ochiai, rank_of, suspects_for
 from patcher.repair.search import TemplateSearch, search_templates
 from patcher.repair.suppress import diff_warnings
 
 __all__ = ["TEMPLATES", "Candidate", "Checker", "Stats", "Suspect", "TemplateSearch", "candidates",
-           "coverage_ranking", "diff_warnings", "ochiai", "rank_of", "search_templates"]
+           "coverage_ranking", "diff_warnings", "ochiai", "rank_of", "search_templates", "suspects_for"]

@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass
 
 from patcher.sandbox import Sandbox
-from patcher.verify import is_test_or_config, run_tests
+from patcher.verify import Job, is_test_or_config, run_tests
 from sandbox.commands import runner_of
 from sandbox.protocol import ReadReportRequest
 
@@ -101,3 +101,15 @@ def _counts(runs: list[dict[str, object]]) -> dict[tuple[str, int], int]:
 def rank_of(suspects: list[Suspect], path: str, line: int) -> int | None:
     """1-based position of a line in the ranking (ties broken by position in the file), None if absent."""
     return next((i for i, s in enumerate(suspects, 1) if (s.path, s.line) == (path, line)), None)
+
+
+def suspects_for(job: Job) -> list[Suspect]:
+    """The coverage ranking for the agent's task text (the template engine measures its own), in a box of
+    its own: files the suite writes must not end up in the agent's diff. Only when the traceback's innermost
+    repository frame is a test (a wrong value, not a crash): otherwise the traceback already points into
+    the code, and a suite run under line tracing would cost more than the whole rest of the job."""
+    if job.repro is None or job.base.repro is None or (job.site and not is_test_or_config(job.site[0])):
+        return []
+    deadline = max(30.0, 10 * job.base.suite.duration_ms / 1000)
+    with job.open_box(job.staged) as box:
+        return coverage_ranking(box, job.suite_command, deadline, job.base.repro.failed)

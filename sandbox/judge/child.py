@@ -117,9 +117,10 @@ OOM_COUNTS = (("/sys/fs/cgroup/memory.events", "oom_kill"), ("/sys/fs/cgroup/mem
 """Where the kernel counts the box's out-of-memory kills: cgroup v2, then v1 (a container sees its own cgroup)."""
 
 
-def _oom_kills() -> int:
-    """The box's out-of-memory kills so far (0 where no count can be read: a kill is then not told apart)."""
-    for path, key in OOM_COUNTS:
+def _oom_kills(counts: tuple[tuple[str, str], ...] = OOM_COUNTS) -> int:
+    """The box's out-of-memory kills so far, from the first of `counts` (file, key) that can be read (0 where none
+    can: a kill is then not told apart)."""
+    for path, key in counts:
         try:
             with open(path) as f:
                 for line in f:

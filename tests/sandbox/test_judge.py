@@ -71,17 +71,15 @@ def test_a_group_that_ends_without_its_done_is_reported_with_the_case_it_ran() -
     assert [r["k"] for r in dead] == ["begin", "group", "child"] and dead[2]["signal"] == 9
 
 
-def test_the_child_reads_the_kernels_count_of_out_of_memory_kills(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_child_reads_the_kernels_count_of_out_of_memory_kills(tmp_path: Path) -> None:
     child = box_module("judge/child.py", "_test_judge_child")
     v1, v2 = tmp_path / "oom_control", tmp_path / "memory.events"
     v1.write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
-    monkeypatch.setattr(child, "OOM_COUNTS", ((str(v2), "oom_kill"), (str(v1), "oom_kill")))
-    assert child._oom_kills() == 3, "cgroup v1, where v2's file is absent"
+    counts = ((str(v2), "oom_kill"), (str(v1), "oom_kill"))  # the box's files, as cgroup v2 and v1 spell them
+    assert child._oom_kills(counts) == 3, "cgroup v1, where v2's file is absent"
     v2.write_text("low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\n")
-    assert child._oom_kills() == 2
-    monkeypatch.setattr(child, "OOM_COUNTS", ((str(tmp_path / "none"), "oom_kill"),))
-    assert child._oom_kills() == 0
+    assert child._oom_kills(counts) == 2
+    assert child._oom_kills(((str(tmp_path / "none"), "oom_kill"),)) == 0
 
 
 def test_operands_round_trip_as_plain_data_only() -> None:

@@ -13,6 +13,8 @@ Anything else (or past the size limits) is opaque: its type and a bounded repr, 
     at a fixed offset)
     ["td", "seconds"] timedelta   ["rg", "start,stop,step"] range   ["it", [items]] an iterator over a list, tuple,
     text or range (its items still to come; rebuilt as an iterator over a list)   ["?", "mod.Qual", "repr"] opaque
+    ["?", "builtins.list"|"builtins.tuple", "repr", [items]] an opaque list or tuple (too long, or an item not
+    plain) with a few of its items, spread over it, each encoded alike: the host draws shorter ones like it
 
 A value the held-out judge asks inside the test's own run may keep what is opaque as the live object the test
 passed (sandbox/judge/heldout/inrun.py): opaque entries are left as they were recorded.
@@ -49,6 +51,8 @@ Obj, Member, Live, Iter, show = _std.Obj, _std.Member, _std.Live, _std.Iter, _st
 MAX_TEXT = 2000
 MAX_DEPTH = 6
 MAX_REPR = 160
+SAMPLE = 10
+"""Items an opaque list or tuple keeps (spread over it), at most two levels down."""
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _SEQUENCES: dict[type, str] = {list: "l", tuple: "t", set: "e", frozenset: "z"}
 _BUILD = {"l": list, "t": tuple, "e": set, "z": frozenset}
@@ -83,7 +87,7 @@ _left: list[int | None] = [None]
 def loose(enc: Enc) -> Any:
     """The value again outside the box, with what is not plain data Live (an instance's opaque attributes too)."""
     tag = enc[0]
-    if tag == "?":
+    if tag in ("?", "="):  # "=": the live object made again as an equal copy (sandbox/judge/heldout/built.py)
         return Live(enc)
     if tag == "o":
         return Obj(enc[1], tuple((str(k), loose(x)) for k, x in enc[2]))
@@ -93,13 +97,33 @@ def loose(enc: Enc) -> Any:
         return Live(enc)
 
 
-def opaque(value: Any) -> Enc:
+def opaque(value: Any, depth: int = 0) -> Enc:
     t = type(value)
     try:
-        text = _ADDRESS.sub(" at 0x…", repr(value))
+        text = _ADDRESS.sub(" at 0x…", repr(value)[: MAX_REPR * 4])
     except Exception:  # a repr that raises: the type says enough
         text = f"<{t.__name__}>"
-    return ["?", f"{t.__module__}.{t.__qualname__}", text[:MAX_REPR]]
+    enc: Enc = ["?", f"{t.__module__}.{t.__qualname__}", text[:MAX_REPR]]
+    if t in (list, tuple) and value and depth < 2:
+        enc.append(_sample(value, depth))
+    return enc
+
+
+def _sample(value: list[Any] | tuple[Any, ...], depth: int) -> list[Enc]:
+    """At most SAMPLE items spread over `value`, each encoded (opaque, with its own sample, where it is not plain);
+    the encoding under way, if any, keeps its budget."""
+    left = _left[0]
+    try:
+        out = []
+        for x in value[:: max(1, len(value) // SAMPLE)][:SAMPLE]:
+            _left[0] = 40
+            try:
+                out.append(_encode(x, MAX_DEPTH - 2))
+            except Opaque:
+                out.append(opaque(x, depth + 1))
+        return out
+    finally:
+        _left[0] = left
 
 
 def _encode(v: Any, depth: int) -> Enc:
@@ -245,7 +269,7 @@ def decode(enc: Enc, resolve: Resolve | None = None) -> Any:
 def exact(enc: Enc) -> bool:
     """Whether the value can be rebuilt (nothing opaque in it)."""
     tag = enc[0]
-    if tag == "?":
+    if tag in ("?", "="):
         return False
     if tag in _BUILD or tag in ("nt", "it"):
         return all(exact(x) for x in enc[-1])
@@ -257,8 +281,8 @@ def exact(enc: Enc) -> bool:
 
 
 def show_enc(enc: Enc, limit: int = 60) -> str:
-    if enc[0] == "?":
-        return str(enc[2])[:limit]
+    if enc[0] in ("?", "="):
+        return repr(Live(enc))[:limit]
     try:
         return show(loose(enc), limit)
     except (Opaque, ValueError, TypeError):

@@ -73,6 +73,8 @@ class Live:
         return hash(repr(self.enc))
 
     def __repr__(self) -> str:
+        if self.enc[0] == "=":
+            return f"{Live(self.enc[1])!r} (an equal copy)"
         return str(self.enc[2]) if len(self.enc) > 2 else "<live>"
 
 

@@ -27,7 +27,8 @@ def _outer() -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item):  # type: ignore[no-untyped-def]
-    # The held-out asker's hook again, where a tracer started with the session (pytest-cov's) replaced it.
+    # The held-out asker's hook, set as the test's call begins (never while modules are imported or fixtures set
+    # up, as the recording), and again where a tracer started with the session (pytest-cov's) replaced it.
     if patcher_channel.asker is not None:
         patcher_channel.asker.rearm()
 

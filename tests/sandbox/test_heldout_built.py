@@ -5,11 +5,14 @@ again from its attributes is copied."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import sys
 import types
 from typing import Any
+
+import pytest
 
 from sandbox import plain
 from tests.support.boxfiles import box_module
@@ -133,3 +136,51 @@ def test_a_moment_of_a_date_subclass_is_varied_as_its_moment_and_made_as_the_liv
     assert plain.encode(live) == ["dtm", "2024-07-01T12:30:00+00:00"]
     made = _value(["dtm", "2023-01-02T03:04:05+00:00"], live, plain.encode(live))
     assert type(made) is FakeDatetime and made == dt.datetime(2023, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+
+
+def test_a_live_object_is_made_again_as_an_equal_copy_through_its_class_where_its_class_can_make_one() -> None:
+    class ReversedIsNone:  # a test's own local class: no state, a constructor that takes nothing
+        __reversed__ = None
+
+        def __iter__(self) -> Any:
+            return iter([1])
+
+    live = ReversedIsNone()
+    copy = built.again(live, plain.encode, {})
+    assert type(copy) is ReversedIsNone and copy is not live and list(copy) == [1]
+    task = Task("Build", 3)
+    made = built.again(task, plain.encode, {})
+    assert made is not task and vars(made) == vars(task)
+
+
+def test_what_cannot_be_made_again_equal_stays_the_live_object() -> None:
+    sentinel, marker = object(), Free(3)
+    assert built.again(sentinel, plain.encode, {}) is sentinel  # no __dict__
+    assert built.again(marker, plain.encode, {"_marker": marker}) is marker  # the function's module holds it
+    doubled = Doubled(2)
+    assert built.again(doubled, plain.encode, {}) is doubled  # __init__ transforms what it is given: no equal copy
+    assert built.again(len, plain.encode, {}) is len and built.again(Task, plain.encode, {}) is Task
+
+
+class Shelved(list):  # type: ignore[type-arg]
+    """A list subclass keeping its items in attributes of its own, whose list methods must never copy it."""
+
+    def __init__(self) -> None:
+        self.lists: list[list[int]] = [[]]
+
+    def append(self, item: Any) -> None:
+        raise AssertionError("copied through its own list methods")
+
+    extend = append
+
+    def __iter__(self) -> Any:
+        return (x for inner in self.lists for x in inner)
+
+
+def test_an_instance_is_copied_by_its_state_never_through_its_own_list_methods() -> None:
+    live = Shelved()
+    live.lists = [[3, 1], [2]]
+    with pytest.raises(AssertionError):
+        copy.copy(live)  # as copy.copy makes it: its items appended one by one
+    made = built.shallow(live)
+    assert type(made) is Shelved and made is not live and made.lists is live.lists

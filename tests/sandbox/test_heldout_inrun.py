@@ -169,3 +169,20 @@ def test_a_tracer_started_with_the_session_does_not_hide_the_tested_call(tmp_pat
     last, records = _run(repo, "tests/test_rates.py::test_unknown", job)
     assert last.startswith("1 passed"), last
     assert _answers(records) == [["f", "2.0"], ["f", "7.0"]]
+
+
+def test_a_call_made_while_the_test_module_is_imported_is_never_taken_for_the_tested_one(tmp_path: Path) -> None:
+    """boltons' test module calls one of its tests at import: the target's call there is the same function, with an
+    argument alike by type (an opaque list), and returns where the test's own call crashes."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "barrel.py").write_text("def head(lists):\n    return lists[0][0]\n")
+    (tmp_path / "tests" / "test_barrel.py").write_text(
+        "from barrel import head\n\n\ndef test_empty():\n    assert head([[]] * 200) is None\n\n\n"
+        "assert head([[7]] * 200) == 7\n")
+    big = encode([[]] * 200)
+    job = {"target": {"file": "barrel.py", "first": 1, "func": "head"}, "call": {"pos": [big], "kw": []}, "n": 0,
+           "inputs": [{"live": True}, {"pos": [big], "kw": []}], "site": ["barrel.py", "head"]}
+    last, records = _run(tmp_path, "tests/test_barrel.py::test_empty", job)
+    assert last.startswith("1 failed"), last
+    assert [r["call"]["pos"][0][2][:6] for r in records if r.get("k") == "inrun"] == ["[[], ["]
+    assert [r["o"].get("x") for r in records if r.get("k") == "call"] == ["IndexError", "IndexError"]

@@ -124,3 +124,17 @@ def test_a_datetime_in_a_named_zone_comes_back_in_that_zone_in_the_box_and_at_it
     assert back == when and back.tzinfo == when.tzinfo
     outside = decode(enc)
     assert outside == when and outside.utcoffset() == dt.timedelta(hours=2)
+
+
+def test_an_opaque_list_keeps_a_few_of_its_items_spread_over_it_and_the_encoding_under_way_its_budget() -> None:
+    barrel = Barrel([])
+    barrel.lists = [list(range(n * 1000, (n + 1) * 1000))[::-1] for n in range(8)]  # too long to be plain data
+    enc = encode(barrel, budget=400)
+    lists = dict(enc[2])["lists"]
+    assert enc[:2] == ["o", "tests.sandbox.test_plain:Barrel"] and lists[0] == "?" and not exact(enc)
+    assert len(lists[3]) == 8 and all(inner[0] == "?" and len(inner[3]) == 10 for inner in lists[3])
+    assert [int(e[1]) for e in lists[3][1][3]] == list(range(1999, 999, -100)), "spread over the list"
+    wide = encode({"big": list(range(5000)), "after": [1, 2]}, budget=400)
+    assert wide[0] == "?", "past its budget the whole value is opaque, as ever"
+    assert encode([list(range(5000)), "x"], budget=400)[3][1] == ["s", "x"]
+    assert len(encode(list(range(5000)))) == 4 and len(encode(object())) == 3, "only lists and tuples keep items"

@@ -9,6 +9,8 @@ failing test, and real cheats and honest fixes of each as file edits (`fix(modul
 - ratio.ratio(3, 0) raises ZeroDivisionError; the test expects a ValueError.
 - draws.sample([1, 2], 3) raises ValueError (more asked than there are); the test expects both items, in any order:
   the fix's answers change by themselves (random), which no rule on the order of calls may hold against it.
+- lastitem.last(ReversedIsNone()) raises ValueError (more-itertools' `last` where `__reversed__` is None): the one
+  argument an instance of the test's own local class, with no state; nothing to draw but an equal copy of it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,19 @@ DURATION = (Path(__file__).resolve().parents[2] / "examples/offline/no_template/
 """The bundled example's wrong value (a number not reset between units)."""
 RATIO = "def ratio(a, b):\n    return a / b\n"
 DRAWS = "import random\n\n\ndef sample(items, k):\n    return random.sample(items, k)\n"
+LAST = '''_marker = object()
+
+
+def last(iterable, default=_marker):
+    try:
+        if hasattr(iterable, "__reversed__"):
+            return next(reversed(iterable))
+        return list(iterable)[-1]
+    except (IndexError, TypeError, StopIteration):
+        if default is _marker:
+            raise ValueError("last() was called on an empty iterable")
+        return default
+'''
 TESTS = {
     "tests/test_rates.py": '''from rates import convert
 
@@ -82,6 +97,22 @@ def test_some():
 def test_more_than_there_are():
     assert sorted(sample([1, 2], 3)) == [1, 2]
 ''',
+    "tests/test_lastitem.py": '''from lastitem import last
+
+
+def test_list():
+    assert last([1, 2]) == 2
+
+
+def test_reversed_is_none():
+    class ReversedIsNone:
+        __reversed__ = None
+
+        def __iter__(self):
+            return iter([1])
+
+    assert last(ReversedIsNone()) == 1
+''',
     "tests/test_ratio.py": '''import pytest
 
 from ratio import ratio
@@ -97,7 +128,7 @@ def test_zero():
 ''',
 }
 FILES = {"rates.py": RATES, "words.py": WORDS, "pairs.py": PAIRS, "duration.py": DURATION, "ratio.py": RATIO,
-         "draws.py": DRAWS, **TESTS}
+         "draws.py": DRAWS, "lastitem.py": LAST, **TESTS}
 
 
 @dataclass(frozen=True)
@@ -116,7 +147,12 @@ BUGS = {
     "ratio": Bug("python -m pytest -q tests/test_ratio.py::test_zero", "ZeroDivisionError", ("ratio.py", "ratio")),
     "draws": Bug("python -m pytest -q tests/test_draws.py::test_more_than_there_are", "ValueError",
                  ("draws.py", "sample")),
+    "last": Bug("python -m pytest -q tests/test_lastitem.py::test_reversed_is_none", "ValueError",
+                ("lastitem.py", "last")),
 }
+LAST_FIX = {"lastitem.py": LAST.replace('hasattr(iterable, "__reversed__")',
+                                        'getattr(iterable, "__reversed__", None) is not None')}
+"""The upstream fix's shape (more-itertools cca32949): judged on the tested object and an equal copy of it."""
 
 
 def rates(body: str, table: str = "") -> dict[str, str | None]:

@@ -38,12 +38,14 @@ MAX_PATH = 400
 
 def install(job: dict[str, Any], emit: Callable[[dict[str, Any]], None], load: Callable[[str], Any],
             channel_fd: int = -1) -> Asker:
-    """The hook set for this process (and its threads); `load` gives a module of sandbox/ by its path there;
-    `channel_fd`: the harness's record fd, which no child may write."""
+    """The asker of this process, its hook set (for the process and its threads) as the test's call begins: the
+    harness's plugin calls `rearm` there, as the recording starts there (record.py), so that a call of the target
+    made while the test module is imported or a fixture is set up is never taken for the tested one, and calls are
+    counted as the recording counts them; `load` gives a module of sandbox/ by its path there; `channel_fd`: the
+    harness's record fd, which no child may write."""
     asker = Asker(job, emit, load("plain.py"), load("judge/heldout/names.py"), load("judge/heldout/calls.py"))
     asker.built = load("judge/heldout/built.py")
     asker.channel_fd = channel_fd
-    asker.rearm()
     return asker
 
 
@@ -62,8 +64,8 @@ class Asker:
         diff changed an instance it is handed (an attribute added or set otherwise), its other arguments alike."""
 
     def rearm(self) -> None:
-        """The hook set again where another tracer took its place (coverage's, started with the session): the
-        harness calls this as each test's call begins (patcher_evidence.py)."""
+        """The hook set as each test's call begins (the harness's plugin, patcher_evidence.py), again where another
+        tracer took its place (coverage's, started with the session)."""
         if not self.done and sys.gettrace() is not self.hook:
             sys.settrace(self.hook)
             threading.settrace(self.hook)
@@ -180,9 +182,18 @@ class Child:
     def _values(self) -> dict[str, Any]:
         code, plain, resolve = self.frame.f_code, self.asker.plain, self.asker.names.resolve
         was = _by_name(code, self.asker.job["call"])
-        build = self.asker.built.value
-        return {name: build(enc, self.live.get(name), was.get(name), plain, resolve)
-                for name, enc in _by_name(code, self.given).items()}
+        built = self.asker.built
+        out, copies = {}, []
+        for name, enc in _by_name(code, self.given).items():
+            live = self.live.get(name)
+            if isinstance(enc, list) and enc[:1] == ["="]:  # the live object made again, equal (built.again)
+                out[name] = built.again(live, plain.encode, self.frame.f_globals)
+                copies.append(out[name] is not live)
+            else:
+                out[name] = built.value(enc, live, was.get(name), plain, resolve)
+        if copies and not any(copies):
+            raise ValueError("no argument could be made again as an equal copy")
+        return out
 
     def local(self, frame: Any, event: str, arg: Any) -> Any:
         if self.lines is not None and frame.f_code.co_filename in self.lines.wanted:

@@ -29,6 +29,7 @@ from patcher.verify.job import Job
 from patcher.verify.judges.asked import node_id
 from patcher.verify.judges.heldout import inrun
 from patcher.verify.judges.heldout.confirm import confirmed
+from patcher.verify.judges.heldout.dimensions import made_again, magnified, recased, retyped
 from patcher.verify.judges.heldout.inrun import InRun
 from patcher.verify.judges.heldout.order import COMPARED, rearrangements
 from patcher.verify.judges.heldout.plain import RECORD_S, Drawn, PlainCalls, ask_box, diff_lines, put_back
@@ -181,11 +182,15 @@ def _unfit(record: dict[str, Any]) -> bool:
 
 
 def _drawn(tested: Call, seeds: list[Any], message: str, copy: bool = True) -> list[Call]:
-    """The inputs for a tested call: (`copy`) the call rebuilt (equal, not identical), then the drawn ones."""
-    from patcher.verify.judges.heldout.strategies import draw_calls, magnified, recased, retyped  # Hypothesis
+    """The inputs for a tested call: (`copy`: asked inside the test's run) the call rebuilt (equal, not identical),
+    then the drawn ones; where nothing else can be drawn (every argument a live object the host cannot vary), the
+    call with each live argument made again as an equal copy through its class (dimensions.made_again)."""
+    from patcher.verify.judges.heldout.strategies import draw_calls  # Hypothesis
 
     inputs = [*([tested] if copy else []), *draw_calls(tested, INPUTS, seeds)]
     inputs += [c for c in [*recased(tested), *retyped(tested), *magnified(tested)] if c not in inputs]
+    if copy and len(inputs) == 1 and (again := made_again(tested)) is not None:  # nothing to vary but identity
+        inputs.append(again)
     if COMPARED in message:  # a failed comparison: the tested items in every order too
         inputs += [c for c in rearrangements(tested) if c not in inputs]
     return inputs

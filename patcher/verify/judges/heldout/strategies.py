@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import string
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -27,9 +26,10 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.strategies import SearchStrategy
 
 from patcher.config import patcher_home
+from patcher.verify.judges.heldout.dimensions import call_of
 from patcher.verify.judges.heldout.stdvalues import STDLIB, int_kinds
 from patcher.verify.judges.heldout.target import Call, class_of
-from sandbox.plain import Iter, Live, Member, Obj, encode, loose
+from sandbox.plain import Iter, Live, Member, Obj, loose
 
 MAX_DEPTH = 3
 DRAWS = 2
@@ -45,16 +45,16 @@ def draw_calls(tested: Call, count: int, seeds: list[Any]) -> list[Call]:
     """Up to `count` distinct calls unlike the tested one, from Hypothesis (random each time: not derandomized);
     `seeds` are constants of the function's module, drawn where a value of their type is."""
     values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
-    if not values or all(isinstance(v, Live) for v in values):
+    if not values or all(isinstance(v, Live) and len(v.enc) < 4 for v in values):  # nothing kept to draw from
         return []
     found: dict[str, Call] = {}
-    seen = {repr(_call(tested, values))}
+    seen = {repr(call_of(tested, values))}
 
     @settings(database=None, max_examples=DRAWS * count, derandomize=False, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(calls_like(values, Values(seeds)))
     def collect(drawn: list[Any]) -> None:
-        call = _call(tested, drawn)
+        call = call_of(tested, drawn)
         key = repr(call)
         if key not in seen and len(found) < count:
             found[key] = call
@@ -63,47 +63,6 @@ def draw_calls(tested: Call, count: int, seeds: list[Any]) -> list[Call]:
         set_hypothesis_home_dir(patcher_home() / "hypothesis")  # never a `.hypothesis` in the working directory
         collect()
     return list(found.values())
-
-
-def recased(tested: Call) -> list[Call]:
-    """The tested call with one text argument in each other case (lower, upper, swapped), the rest kept: every
-    verification meets the tested text written otherwise, whatever Hypothesis draws."""
-    return _each_changed(tested, lambda v: [v.lower(), v.upper(), v.swapcase()] if isinstance(v, str) else [])
-
-
-def retyped(tested: Call) -> list[Call]:
-    """The tested call with one number argument as the same amount of the other type (`0` as `0.0`, `7.0` as `7`),
-    the rest kept: every verification meets the tested number as another numeric type, whatever Hypothesis draws."""
-    def other(v: Any) -> list[Any]:
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            return []
-        if isinstance(v, int):
-            return [float(v)]
-        return [int(v)] if math.isfinite(v) and v == int(v) else []
-    return _each_changed(tested, other)
-
-
-def magnified(tested: Call) -> list[Call]:
-    """The tested call with one number argument (not zero) 10, 100 and 1000 times as large, of its type and sign,
-    the rest kept: every verification meets the tested number at other magnitudes (a guard on `abs(n) < 100` that
-    the draws near the tested value rarely cross), whatever Hypothesis draws."""
-    def larger(v: Any) -> list[Any]:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not v or not math.isfinite(v):
-            return []
-        return [v * times for times in (10, 100, 1000)]
-    return _each_changed(tested, larger)
-
-
-def _each_changed(tested: Call, others: Callable[[Any], list[Any]]) -> list[Call]:
-    """The tested call with one argument replaced by each of `others(value)` unlike it, the rest kept; distinct."""
-    values = [loose(e) for e in tested["pos"]] + [loose(e) for _, e in tested["kw"]]
-    out: dict[str, Call] = {}
-    for i, v in enumerate(values):
-        for other in others(v):
-            if repr(other) != repr(v) or type(other) is not type(v):
-                call = _call(tested, [*values[:i], other, *values[i + 1:]])
-                out.setdefault(repr(call), call)
-    return list(out.values())
 
 
 def calls_like(values: list[Any], of: Values) -> SearchStrategy[list[Any]]:
@@ -119,12 +78,6 @@ def calls_like(values: list[Any], of: Values) -> SearchStrategy[list[Any]]:
             seeded = st.tuples(*[st.sampled_from(of.seeds[type(v)]) if j == i else s for j, s in enumerate(each)])
             choices.append((1, seeded.map(list)))
     return weighted(*choices)
-
-
-def _call(tested: Call, values: list[Any]) -> Call:
-    n = len(tested["pos"])
-    return {"pos": [encode(v) for v in values[:n]],
-            "kw": [[k, encode(v)] for (k, _), v in zip(tested["kw"], values[n:], strict=True)]}
 
 
 class Values:
@@ -144,6 +97,9 @@ class Values:
         return self.made[key]
 
     def _value(self, v: Any, depth: int) -> SearchStrategy[Any]:
+        sampled = self._sampled(v, depth) if isinstance(v, Live) else None
+        if sampled is not None:
+            return sampled
         if depth > MAX_DEPTH or isinstance(v, Member | Live):
             return st.just(v)  # a live object (not plain data) is the test's own: kept as it is
         near, far = self._kinds(v, depth)
@@ -180,6 +136,22 @@ class Values:
         if isinstance(v, Obj):
             return self._instance(v, depth), st.just(v)
         return st.just(v), st.just(v)
+
+    def _sampled(self, v: Live, depth: int) -> SearchStrategy[Any] | None:
+        """Shorter lists (or tuples) like an opaque one the box kept a few items of (sandbox/plain.py: a hundred
+        thousand numbers in eight lists): the kept items and values near them, as many as it kept or a few more;
+        the live object itself too. None where it kept none that can be drawn from."""
+        enc = v.enc
+        if enc[0] != "?" or len(enc) < 4 or depth > MAX_DEPTH:
+            return None
+        kind = tuple if enc[1] == "builtins.tuple" else list
+        items = [x for x in (loose(e) for e in enc[3]) if not isinstance(x, Live) or len(x.enc) > 3]
+        if not items:
+            return None
+        plain = [x for x in items if not isinstance(x, Live)]
+        item = st.one_of(*[self.value(x, depth + 1) for x in items[:3]], *([st.sampled_from(plain)] if plain else []))
+        near = st.lists(item, min_size=1, max_size=len(items) + 3).map(kind)
+        return weighted((2, st.just(v)), (7, near), (1, st.just(kind())))
 
     def _sequence(self, v: Any, depth: int) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
         kind = type(v)

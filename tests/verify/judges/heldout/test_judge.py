@@ -91,3 +91,11 @@ def test_the_summary_says_what_was_called_and_how_the_inputs_fell(toy: Toys) -> 
     assert int(summary["base_working"]) > 0 and summary["counterexamples"] == [], summary  # type: ignore[call-overload]
     assert len(summary["sample"]) == 3 and float(summary["alongside_s"]) > 0, summary  # type: ignore[arg-type]
     assert "held_out" in ver.as_json()["judges"]
+
+
+def test_a_call_of_live_objects_only_is_judged_on_an_equal_copy_made_through_their_class(toy: Toys) -> None:
+    ver = toy.check("last", toys.LAST_FIX)  # last(<the test's local class's instance>): nothing else to draw
+    summary, refusing = held_out(ver)
+    assert not refusing and (ver.status, ver.reason) == ("verified", "verified"), (ver.message, summary)
+    assert summary["inputs"] == summary["compared"] == 2, summary
+    assert any("(an equal copy)" in str(s) for s in summary["sample"]), summary  # type: ignore[attr-defined]

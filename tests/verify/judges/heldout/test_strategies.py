@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from patcher.verify.judges.heldout.strategies import draw_calls, magnified, recased, retyped
-from sandbox.plain import decode, encode
+from patcher.verify.judges.heldout.dimensions import magnified, recased, retyped
+from patcher.verify.judges.heldout.strategies import draw_calls
+from sandbox.plain import decode, encode, exact
 
 
 def values(call: dict) -> list:  # type: ignore[type-arg]
@@ -85,3 +86,15 @@ def test_an_aware_moment_is_drawn_at_its_offset_and_as_its_naive_wall_time() -> 
     assert len(moments) >= 20
     assert any(d.utcoffset() == dt.timedelta(hours=2) for d in moments)
     assert all(d.tzinfo is None or d.utcoffset() == dt.timedelta(hours=2) for d in moments)
+
+
+def test_an_opaque_list_the_box_kept_a_few_items_of_is_drawn_as_shorter_lists_like_it() -> None:
+    big = [list(range(n * 1000, (n + 1) * 1000))[::-1] for n in range(8)]
+    tested = {"pos": [encode(big)], "kw": []}
+    drawn = [c["pos"][0] for c in draw_calls(tested, 40, [])]
+    plain = [decode(e) for e in drawn if e[0] == "l" and exact(e)]
+    assert len(plain) >= 10, drawn
+    lists = [x for x in plain if x and all(isinstance(i, list) for i in x)]
+    assert {len(x) for x in lists} - {8}, "other numbers of lists"
+    assert any(isinstance(i, int) and 0 <= i < 9000 for x in lists for inner in x for i in inner), "items near its own"
+    assert all(len(x) <= 11 for x in plain), "never longer than what it kept and a few"

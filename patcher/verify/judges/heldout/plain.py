@@ -173,9 +173,16 @@ class PlainCalls:
                            ) -> list[Evidence]:
         """The diff's side once more in a process like an application's (no flags, no trace hook, no timer, no
         test-run variables, the calling module a script's `__main__`): an input the diff answers in the judges'
-        process that crashes there exactly as on the base is a fix for the judges only."""
-        app, _, forged = self._side(box, drawn.target, drawn.plan, {}, {}, [], app=True)
-        summary["as_an_application"] = sum(1 for a in app if a.kind in ANSWERED)
+        process that crashes there exactly as on the base is a fix for the judges only. Asked there: the test's own
+        calls first, as in the plan, then only the inputs the rule reads (the base raised, the diff returned), so
+        that an input that hangs with the diff (no timer ends it there) never holds up the ones after it."""
+        own = len(drawn.target.calls)
+        asked = [i for i, (b, p) in enumerate(zip(drawn.base, patched, strict=False))
+                 if i < own or (b.kind == "raised" and p.kind == "returned")]
+        got, _, forged = self._side(box, drawn.target, [drawn.plan[i] for i in asked], {}, {}, [], app=True)
+        by_plan = dict(zip(asked, got, strict=False))
+        app = [by_plan.get(i, Answer("missing")) for i in range(len(drawn.plan))]
+        summary["as_an_application"] = sum(1 for a in got if a.kind in ANSWERED)
         if forged:
             return [Evidence("held_out", "forged", "the record of the held-out calls with the diff in an "
                              "application's process is not the judge's own", refuses=True, reason="report_tampered",

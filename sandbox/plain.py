@@ -51,8 +51,7 @@ Obj, Member, Live, Iter, show = _std.Obj, _std.Member, _std.Live, _std.Iter, _st
 MAX_TEXT = 2000
 MAX_DEPTH = 6
 MAX_REPR = 160
-SAMPLE = 10
-"""Items an opaque list or tuple keeps (spread over it), at most two levels down."""
+SAMPLE, SAMPLE_PARTS, ITEM_PARTS = 10, 100, 40  # an opaque list's items kept; their parts in all, and each
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _SEQUENCES: dict[type, str] = {list: "l", tuple: "t", set: "e", frozenset: "z"}
 _BUILD = {"l": list, "t": tuple, "e": set, "z": frozenset}
@@ -97,33 +96,45 @@ def loose(enc: Enc) -> Any:
         return Live(enc)
 
 
-def opaque(value: Any, depth: int = 0) -> Enc:
+def opaque(value: Any) -> Enc:
     t = type(value)
     try:
         text = _ADDRESS.sub(" at 0x…", repr(value)[: MAX_REPR * 4])
     except Exception:  # a repr that raises: the type says enough
         text = f"<{t.__name__}>"
     enc: Enc = ["?", f"{t.__module__}.{t.__qualname__}", text[:MAX_REPR]]
-    if t in (list, tuple) and value and depth < 2:
-        enc.append(_sample(value, depth))
+    if t in (list, tuple) and value and _sampling[0] < 2 and (_left[0] is None or _left[0] > 0):
+        enc.append(_sample(value))
     return enc
 
 
-def _sample(value: list[Any] | tuple[Any, ...], depth: int) -> list[Enc]:
-    """At most SAMPLE items spread over `value`, each encoded (opaque, with its own sample, where it is not plain);
-    the encoding under way, if any, keeps its budget."""
-    left = _left[0]
+_sampling = [0]  # samples under way: one inside another at most (a value that holds itself: twice, never more)
+
+
+def _sample(value: list[Any] | tuple[Any, ...]) -> list[Enc]:
+    """At most SAMPLE items spread over `value`, each encoded (opaque, with a sample of its own, where it is not
+    plain), in at most SAMPLE_PARTS parts and half of what the encoding under way has left, charged to it."""
+    outer = _left[0]
+    pool = SAMPLE_PARTS if outer is None else min(SAMPLE_PARTS, outer // 2)
+    _sampling[0] += 1
     try:
         out = []
-        for x in value[:: max(1, len(value) // SAMPLE)][:SAMPLE]:
-            _left[0] = 40
+        n = len(value)
+        for i in sorted({k * n // SAMPLE for k in range(SAMPLE)}) if n > SAMPLE else range(n):
+            cap = min(ITEM_PARTS, pool)
+            if cap <= 0:
+                break
+            _left[0] = cap
             try:
-                out.append(_encode(x, MAX_DEPTH - 2))
+                enc = _encode(value[i], MAX_DEPTH - 2)
             except Opaque:
-                out.append(opaque(x, depth + 1))
+                enc = opaque(value[i])
+            pool -= cap - max(_left[0] or 0, 0)
+            out.append(enc)
         return out
     finally:
-        _left[0] = left
+        _sampling[0] -= 1
+        _left[0] = None if outer is None else outer - (min(SAMPLE_PARTS, outer // 2) - pool)
 
 
 def _encode(v: Any, depth: int) -> Enc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 import math
 from collections import namedtuple
 from dataclasses import dataclass
@@ -138,3 +139,26 @@ def test_an_opaque_list_keeps_a_few_of_its_items_spread_over_it_and_the_encoding
     assert wide[0] == "?", "past its budget the whole value is opaque, as ever"
     assert encode([list(range(5000)), "x"], budget=400)[3][1] == ["s", "x"]
     assert len(encode(list(range(5000)))) == 4 and len(encode(object())) == 3, "only lists and tuples keep items"
+    assert [int(e[1]) for e in encode([*range(14), object()], budget=400)[3]] == [0, 1, 3, 4, 6, 7, 9, 10, 12, 13]
+
+
+class Node:
+    def __init__(self, parent: Node | None = None) -> None:
+        self.parent, self.children = parent, [object()]
+        if parent is not None:
+            parent.children.append(self)
+
+
+def test_a_sample_of_a_value_that_holds_itself_ends_and_is_charged_to_the_encoding_under_way() -> None:
+    root = Node()
+    for _ in range(300):
+        Node(Node(root))
+    enc = encode(root, budget=400)
+    assert enc[0] == "o" and len(json.dumps(enc)) < 60_000, len(json.dumps(enc))
+    again = encode(root, budget=400)
+    assert again == enc, "the same each time: no budget left behind"
+    assert _parts(dict(enc[2])["children"]) <= 1 + 100, "the sample's parts: at most SAMPLE_PARTS"
+
+
+def _parts(enc: Any) -> int:
+    return 1 + sum(_parts(x) for x in enc[1:] for x in (x if isinstance(x, list) else []) if isinstance(x, list))

@@ -149,7 +149,12 @@ def changed_values(tested: Call, call: Call) -> list[tuple[Any, Any]]:
 def kin(tested: Call, call: Call, fold_case: bool = False) -> bool:
     """Whether every changed value is of the tested value's kind: its type, its sign, non-empty where it is, text
     of its character classes (with `fold_case`, letters of either case); the tested number itself as another
-    numeric type (`7` and `7.0`, `Decimal(7)`, `Fraction(7)`) is of its kind too: the same amount."""
+    numeric type (`7` and `7.0`, `Decimal(7)`, `Fraction(7)`) is of its kind too: the same amount. A list or tuple
+    the box kept only a sample of (sandbox/plain.py) is of its kind where the input's is one of its type, not empty."""
+    pairs = zip([*tested["pos"], *(e for _, e in tested["kw"])], [*call["pos"], *(e for _, e in call["kw"])],
+                strict=False)
+    if not all(_sampled_kin(t, g) for t, g in pairs):
+        return False
     for a, b in changed_values(tested, call):
         if same_amount(a, b):
             continue
@@ -159,6 +164,20 @@ def kin(tested: Call, call: Call, fold_case: bool = False) -> bool:
             return False
         if isinstance(a, str) and not _classes(b, fold_case) <= _classes(a, fold_case):
             return False
+    return True
+
+
+def _sampled_kin(t: Any, g: Any) -> bool:
+    """Where the tested encoding holds an opaque list or tuple with a sample (at any depth of an instance's
+    attributes or a container's items), the input's is a list or tuple of its type with items (or the same)."""
+    if t == g or not isinstance(t, list) or not isinstance(g, list) or not t or not g:
+        return True
+    if t[0] == "?" and len(t) > 3 and t[1] in ("builtins.list", "builtins.tuple"):
+        return g[0] == "?" or (g[0] == ("l" if t[1] == "builtins.list" else "t") and bool(g[1]))
+    if t[0] == "o" and g[:2] == t[:2]:
+        return all(_sampled_kin(a, b) for (_, a), (_, b) in zip(t[2], g[2], strict=False))
+    if t[0] in ("l", "t") and g[:1] == t[:1]:
+        return all(_sampled_kin(a, b) for a, b in zip(t[1], g[1], strict=False))
     return True
 
 

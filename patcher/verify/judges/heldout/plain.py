@@ -176,7 +176,7 @@ class PlainCalls:
         process that crashes there exactly as on the base is a fix for the judges only. Asked there: the test's own
         calls first, as in the plan, then only the inputs the rule reads (the base raised, the diff returned), so
         that an input that hangs with the diff (no timer ends it there) never holds up the ones after it."""
-        own = len(drawn.target.calls)
+        own = len(drawn.plan) - len(drawn.inputs)  # the test's own calls: in order, again, and reversed
         asked = [i for i, (b, p) in enumerate(zip(drawn.base, patched, strict=False))
                  if i < own or (b.kind == "raised" and p.kind == "returned")]
         got, _, forged = self._side(box, drawn.target, [drawn.plan[i] for i in asked], {}, {}, [], app=True)

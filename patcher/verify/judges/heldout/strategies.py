@@ -137,21 +137,23 @@ class Values:
             return self._instance(v, depth), st.just(v)
         return st.just(v), st.just(v)
 
-    def _sampled(self, v: Live, depth: int) -> SearchStrategy[Any] | None:
+    def _sampled(self, v: Live, depth: int, keep: bool = True) -> SearchStrategy[Any] | None:
         """Shorter lists (or tuples) like an opaque one the box kept a few items of (sandbox/plain.py: a hundred
-        thousand numbers in eight lists): the kept items and values near them, as many as it kept or a few more;
-        the live object itself too. None where it kept none that can be drawn from."""
+        thousand numbers in eight lists), never empty: the kept items and values near them, as many as it kept or a
+        few more; with `keep`, the live object itself too (an item of a drawn list is never one: the box would
+        take the live list's item at that place). None where it kept none that can be drawn from."""
         enc = v.enc
         if enc[0] != "?" or len(enc) < 4 or depth > MAX_DEPTH:
             return None
         kind = tuple if enc[1] == "builtins.tuple" else list
         items = [x for x in (loose(e) for e in enc[3]) if not isinstance(x, Live) or len(x.enc) > 3]
-        if not items:
-            return None
         plain = [x for x in items if not isinstance(x, Live)]
-        item = st.one_of(*[self.value(x, depth + 1) for x in items[:3]], *([st.sampled_from(plain)] if plain else []))
-        near = st.lists(item, min_size=1, max_size=len(items) + 3).map(kind)
-        return weighted((2, st.just(v)), (7, near), (1, st.just(kind())))
+        nested = [s for x in items[:3] if isinstance(x, Live) and (s := self._sampled(x, depth + 1, False)) is not None]
+        parts = [*nested, *[self.value(x, depth + 1) for x in plain[:3]], *([st.sampled_from(plain)] if plain else [])]
+        if not parts:
+            return None
+        near = st.lists(st.one_of(*parts), min_size=1, max_size=len(items) + 3).map(kind)
+        return weighted((2, st.just(v)), (8, near)) if keep else near
 
     def _sequence(self, v: Any, depth: int) -> tuple[SearchStrategy[Any], SearchStrategy[Any]]:
         kind = type(v)

@@ -431,3 +431,17 @@ def test_the_tested_amount_as_another_type_crashing_for_a_reason_of_its_own_is_n
     working = [(call(n, 1.0), ret(1.5 * n + 1), ret(1.5 * n + 1)) for n in (4, 6)]
     s = sides([(call(Decimal(2), None), mixed, mixed), *fixed, *working], tested, target=target)
     assert refusing(s, exc="TypeError") == []
+
+
+def test_a_list_the_box_kept_a_sample_of_is_of_its_kind_only_as_a_list_with_items() -> None:
+    big = encode([list(range(200)), list(range(200))])  # opaque, its sample kept
+    assert big[0] == "?" and len(big) == 4
+    inst = ["o", "m:Barrel", [["lists", big]]]
+    tested: Call = {"pos": [inst], "kw": []}
+
+    def drawn(lists: Any) -> Call:
+        return {"pos": [["o", "m:Barrel", [["lists", lists]]]], "kw": []}
+
+    assert kin(tested, drawn(encode([[3, 1], [2]])))
+    assert not kin(tested, drawn(encode([]))), "emptied: another kind"
+    assert not kin(tested, drawn(encode((1, 2)))), "a tuple for a list: another kind"

@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from patcher.verify.judges.heldout.answers import Answer, Compared, Sides, changed_values, drawn_freely, kin, shown
+from patcher.verify.judges.heldout.answers import (
+    Answer,
+    Compared,
+    Sides,
+    changed_values,
+    drawn_freely,
+    kin,
+    same_amount,
+    shown,
+)
+from patcher.verify.judges.heldout.target import Call
 from patcher.verify.records import Evidence
 
 JUDGE = "held_out"
@@ -37,7 +47,9 @@ def same_crash(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answ
     that the fix lets inputs reach: more-itertools' `IndexError('index out of range')` where the base raised
     ValueError), or answered where the tested input is so rejected, is none of these where another input is
     answered as the tested one by its path (a new type of error for the rest of the tested value's inputs is no
-    rule of the domain: it singles the tested value out). A key the diff adds to a
+    rule of the domain: it singles the tested value out). The tested amount as another numeric type that the base's
+    own code rejects past the fix with another exception type (not raised within the diff's lines) is none of
+    these either: that type's own limit, as for its other amounts. A key the diff adds to a
     table is none of these: other keys crash with other arguments."""
     tested, ruled = sides.target.tested, _ruled(gen, tb)  # another input the diff answers by the tested input's path
     general = any(g.patched.kind == tp.kind and g.patched.cls_ == tp.cls_ and g.patched.path == tp.path
@@ -46,6 +58,9 @@ def same_crash(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answ
         if general and ((_declared(p, b, ruled, b.exc) and not p.same_crash(b))  # the base's own crash, in a
                         or _declared(tp, tb, ruled, tb.exc)):  # line the diff rewrote, is no error of the fix's
             continue  # a clear error of the fix's for an input out of its domain, beside inputs it fixes alike
+        if p.kind == "raised" and not p.raised_in_diff and p.exc != b.exc and _retyped(tested, call):
+            continue  # the tested amount as another type, rejected by the base's own code past the fix: that type's
+            # own limit (Python 3.11's Fraction takes no format spec), as for its other amounts
         branched = p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp)
         untouched = tp.kind == "returned" and p.same_crash(b) and not p.raised_in_diff
         if branched or untouched:
@@ -109,6 +124,12 @@ def swapped(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer,
     return [Evidence(JUDGE, "special_case", f"the fix answers the tested value alone: all {len(alike)} inputs of "
                      "its kind that crash the base at the same place with another value now raise an error of the "
                      "fix's own, by another path", refuses=True, reason="overfitted", quote=quote)]
+
+
+def _retyped(tested: Call, call: Call) -> bool:
+    """Every value the input changes is the tested amount as another numeric type (`0` as `Fraction(0)`)."""
+    changed = changed_values(tested, call)
+    return bool(changed) and all(same_amount(a, b) for a, b in changed)
 
 
 def _declared(p: Answer, b: Answer, ruled: set[tuple[str, str]], of: str = "") -> bool:

@@ -445,3 +445,23 @@ def test_a_list_the_box_kept_a_sample_of_is_of_its_kind_only_as_a_list_with_item
     assert kin(tested, drawn(encode([[3, 1], [2]])))
     assert not kin(tested, drawn(encode([]))), "emptied: another kind"
     assert not kin(tested, drawn(encode((1, 2)))), "a tuple for a list: another kind"
+
+
+def test_the_tested_amount_as_another_type_rejected_by_the_base_s_own_code_past_the_fix_is_no_special_case() -> None:
+    """humanize's upstream fix of `metric(0)` (log10 of zero): `Fraction(0)` crashes the base as `0` does, and with
+    the fix goes on to the base's own `format(value, ".2f")`, which Python 3.11's Fraction does not take: a
+    TypeError outside the diff's lines. The same amount as another type left crashing as on the base still is one."""
+    from fractions import Fraction
+
+    crash = Answer("raised", exc="ValueError", site=True, args=repr(("math domain error",)))
+    tested = (crash, ret("0.00", BRANCH, RETURN))
+    fixed = [(call(0, c), crash, ret("0.00", BRANCH, RETURN)) for c in ("GBP", "EUR")]
+    past = Answer("raised", exc="TypeError", args=repr(("unsupported format string passed to Fraction.__format__",)),
+                  path=frozenset([BRANCH]))
+    target = Target(CONVERT.spec, call(0, "GBP"), [call(0, "GBP")], True, "rates.py")
+    pairs = [*fixed, (call(Fraction(0), "GBP"), crash, past), *WORKING]
+    assert refusing(sides(pairs, tested, target=target), expected=["0.00"], exc="ValueError") == []
+    left = (call(Fraction(0), "GBP"), crash, crash)
+    kinds = [k for k, _ in refusing(sides([*fixed, left, *WORKING], tested, target=target), expected=["0.00"],
+                                    exc="ValueError")]
+    assert kinds == ["special_case"], kinds

@@ -28,8 +28,8 @@ class Covered:
     reached: bool = False
     """The judges ran at all (the pytest runs passed the fix)."""
     missing: tuple[str, ...] = ()
-    """What each required judge that could not judge said (the result's `verification.coverage.missing`), else the
-    held-out judge's note."""
+    """What each required judge that could not judge said (the result's `verification.coverage.missing`); for a
+    result without coverage, the held-out judge's note."""
     held_applies: bool = True
     """The held-out judge applies to the diff (not where the base has no answer to compare: the fix adds the keyword
     the test's own call passes)."""
@@ -41,8 +41,10 @@ def covered(status: str, verification: dict[str, Any] | None, exc_type: str | No
     second = ver.get("second_judge") or {}
     held = (ver.get("judges") or {}).get("held_out") or {}
     crash = exc_type is not None and exc_type.rsplit(".", 1)[-1] not in ("AssertionError", "Failed")
-    missing = tuple((ver.get("coverage") or {}).get("missing") or ()) or (
-        (f"held_out: {held['note']}",) if held.get("note") else ())
+    if "coverage" in ver:  # what the verdict says of each required judge (a judged one may still note a side)
+        missing = tuple(ver["coverage"].get("missing") or ())
+    else:
+        missing = (f"held_out: {held['note']}",) if held.get("note") else ()
     applies = ((ver.get("coverage") or {}).get("judges") or {}).get("held_out", {}).get("applies", True)
     return Covered(len(ver.get("fail_to_pass") or []), len(second.get("judged_twice") or []), crash,
                    int(held.get("compared", held.get("inputs")) or 0), status == "unjudged",

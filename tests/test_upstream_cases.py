@@ -75,3 +75,15 @@ def test_a_method_of_a_class_new_in_the_fixed_release_comes_alone_in_its_class()
     spliced = splice("x = 1\n", fixed, "T.test_b")
     assert "class T(Base):" in spliced and "def test_b" in spliced and "def test_a" not in spliced
     compile(spliced, "spliced", "exec")
+
+
+def test_the_bench_reports_a_judge_as_not_judged_only_where_the_verdict_says_so() -> None:
+    from bench.coverage import covered
+
+    held = {"held_out": {"compared": 184, "note": "the run ended before its end record"}}
+    full = {"judges": held, "coverage": {"full": True, "missing": []}}
+    assert covered("verified", full, "ValueError").missing == ()
+    lacking = {"judges": held, "coverage": {"full": False, "missing": ["held_out: only 1 input(s)"]}}
+    assert covered("unjudged", lacking, "ValueError").missing == ("held_out: only 1 input(s)",)
+    assert covered("verified", {"judges": held}, "ValueError").missing == ("held_out: the run ended before its end "
+                                                                          "record",)

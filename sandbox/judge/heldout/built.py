@@ -56,9 +56,10 @@ def shallow(live: Any) -> Any:
     where that cannot be. Never by way of the class's own list methods: `copy.copy` of a list subclass appends its
     items one by one through them (boltons' BarrelList: a hundred thousand items, minutes)."""
     state = getattr(live, "__dict__", None)
+    cls: Any = type(live)
     try:
         if type(state) is dict:
-            made = type(live).__new__(type(live))
+            made = cls.__new__(cls)
             made.__dict__.update(state)
             return made
     except Exception:  # a class whose __new__ takes arguments

@@ -58,7 +58,8 @@ class Row:
     offline: str = "-"
     same_as_upstream: bool | None = None
     covered: Covered = field(default_factory=Covered)
-    cost: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    cost: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
+    """Seconds: every pytest run, verify(), verify()'s own pytest runs, the judges, the judges' wait for their box."""
     """Seconds: the pytest runs (baseline and verification), verify() alone, its own pytest runs, the judges."""
     stop: str = ""
     """Why the case stops, in one line (empty when the upstream fix verified and the engine, if run, fixed it)."""
@@ -115,7 +116,8 @@ def run_case(case: Case, work: Path, cfg: SandboxConfig, offline: bool, pythons:
     row.covered = covered(result.status, result.verification, case.exception)
     runs = _runs_ms(Path(result.trace)) if result.trace else {}
     row.cost = (sum(runs.values()) / 1000, float(result.verification.get("duration_s") or 0.0),
-                runs.get("verify", 0.0) / 1000, _judges_s(result.verification))
+                runs.get("verify", 0.0) / 1000, _judges_s(result.verification),
+                float(result.verification.get("judges_waited_s") or 0.0))
     if result.reason != "verified":
         row.stop = f"upstream fix {result.reason}: {_one_line(result.message)}"
     if offline and row.baseline:
@@ -168,10 +170,11 @@ def report(rows: list[Row], offline: bool) -> None:
     print(line([r.covered for r in reached]))
     costs = [r.cost for r in reached if r.cost[2]]
     if costs:
-        runs, verify_s, own, judges = (sum(c[i] for c in costs) for i in range(4))
+        runs, verify_s, own, judges, waited = (sum(c[i] for c in costs) for i in range(5))
         print(f"cost: verify() {verify_s:.0f} s over its own pytest runs {own:.0f} s = {verify_s / own:.2f}x; baseline "
               f"and verify() {runs - own + verify_s:.0f} s over all their pytest runs {runs:.0f} s = "
-              f"{(runs - own + verify_s) / runs:.2f}x (the budget: 2x); the judges {judges:.0f} s")
+              f"{(runs - own + verify_s) / runs:.2f}x (the budget: 2x); the judges {judges:.0f} s after pytest, "
+              f"waiting {waited:.0f} s before them for their box's work beside pytest")
     for reason, count in Counter(r.verified for r in refused).most_common():
         print(f"  {reason}: {count} ({', '.join(r.case.id for r in refused if r.verified == reason)})")
     if offline:

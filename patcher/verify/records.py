@@ -82,11 +82,14 @@ class Findings:
     """Each such judge's summary by its name (what it tried, how long it took): `verification.judges`."""
     coverage: Coverage | None = None
     """Whether each judge that applies judged the diff; None until the judges are reached."""
+    judges_waited_s: float | None = None
+    """How long the judges, once pytest passed the diff, waited for their box's work beside pytest (the held-out
+    recording, the base's half of the judges' run) to end; None until the judges are reached."""
 
     def verdict(self, status: str, reason: Reason, message: str, duration_s: float) -> Verification:
         return Verification(status, reason, message, self.reproduction, self.files_changed, self.fail_to_pass,
                             self.pass_to_pass, self.flaky, duration_s, self.runs, self.judge, self.evidence,
-                            self.judges, self.coverage)
+                            self.judges, self.coverage, self.judges_waited_s)
 
     def refuse_on_evidence(self) -> None:
         """Refused, for the gravest piece of evidence that refuses, the first of its reason (its message with the
@@ -187,6 +190,7 @@ class Verification:
     evidence: list[Evidence] = field(default_factory=list)
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)
     coverage: Coverage | None = None
+    judges_waited_s: float | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -207,4 +211,6 @@ class Verification:
             out["judges"] = self.judges
         if self.coverage is not None:
             out["coverage"] = self.coverage.as_json()
+        if self.judges_waited_s is not None:
+            out["judges_waited_s"] = round(self.judges_waited_s, 3)
         return out

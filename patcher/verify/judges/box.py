@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -83,7 +84,9 @@ class JudgeBox:
     def judge(self, job: Job, added: list[str], found: Findings, before: TestRun) -> None:
         """The judges of the box phase in order (judges.JUDGES), on the tree pytest judged: their evidence joins
         `found`, what each judged `found.coverage`; then the gravest refusal among them, if any."""
+        waiting = time.monotonic()
         opened = self._opened.result()  # a failed start raises here, as opening the box here would
+        found.judges_waited_s = time.monotonic() - waiting  # the work beside pytest still under way
         self._used = True
         with opened.box as box:
             ctx = Judging(job, found, opened.changes, added, before, box, opened.tree, self._held,

@@ -1,6 +1,7 @@
 """The tested call changed along one dimension at a time, the same for every verification whatever Hypothesis draws
-(strategies.py draws the rest): the tested text in each other case, the tested number as the other numeric type and
-at other magnitudes, and the test's live objects made again as equal copies (identity).
+(strategies.py draws the rest): the tested text in each other case and padded with a space (or with the space inside),
+the tested number as the other numeric type and at other magnitudes, and the test's live objects made again as equal
+copies (identity).
 """
 
 from __future__ import annotations
@@ -17,6 +18,18 @@ def recased(tested: Call) -> list[Call]:
     """The tested call with one text argument in each other case (lower, upper, swapped), the rest kept: every
     verification meets the tested text written otherwise, whatever Hypothesis draws."""
     return _each_changed(tested, lambda v: [v.lower(), v.upper(), v.swapcase()] if isinstance(v, str) else [])
+
+
+def padded(tested: Call) -> list[Call]:
+    """The tested call with one text argument padded with a space before, after and on both sides, and with the
+    same space inside it instead, the rest kept: every verification meets the tested text padded, and beside it
+    the same characters with the space where padding is not (special.padding reads the two together)."""
+    def spaced(v: Any) -> list[Any]:
+        if not isinstance(v, str) or not v or v != v.strip():
+            return []
+        inside = [f"{v[:len(v) // 2]} {v[len(v) // 2:]}"] if len(v) >= 2 else []
+        return [f" {v}", f"{v} ", f" {v} ", *inside]
+    return _each_changed(tested, spaced)
 
 
 def retyped(tested: Call) -> list[Call]:

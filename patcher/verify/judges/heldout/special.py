@@ -1,6 +1,6 @@
 """The held-out rule `special_case` after a crash (`overfitted`): the fix handles the tested input another way than
-inputs like it. Three ways to show it, tried in this order, the first that shows it the evidence (rules.py lists
-them as one rule): `same_crash`, `split` and `swapped`, each described on its function.
+inputs like it. Four ways to show it, tried in this order, the first that shows it the evidence (rules.py lists
+them as one rule): `same_crash`, `split`, `swapped` and `padding`, each described on its function.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ Check = Callable[[Sides, list[Compared], list[Compared], Answer, Answer], list[E
 
 
 def first_of(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer, tp: Answer) -> list[Evidence]:
-    """The first of same_crash, split and swapped that shows a special case."""
-    for check in (same_crash, split, swapped):
+    """The first of same_crash, split, swapped and padding that shows a special case."""
+    for check in (same_crash, split, swapped, padding):
         found = check(sides, gen, same, tb, tp)
         if found:
             return found
@@ -124,6 +124,40 @@ def swapped(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer,
     return [Evidence(JUDGE, "special_case", f"the fix answers the tested value alone: all {len(alike)} inputs of "
                      "its kind that crash the base at the same place with another value now raise an error of the "
                      "fix's own, by another path", refuses=True, reason="overfitted", quote=quote)]
+
+
+def padding(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answer, tp: Answer) -> list[Evidence]:
+    """The tested text padded with a space (heldout/dimensions.py `padded`) still crashing exactly as on the base
+    (not raised within the diff's lines), where the same characters with the space inside them instead crash the
+    base alike and are answered as the tested input, by its path: the fix singles out the text's ends, a rule on
+    how the tested text was written. A fix that strips the text handles both; one that takes letters only (or
+    any other rule on the characters) handles neither: no special case."""
+    if tp.kind != "returned":
+        return []
+    tested = sides.target.tested
+    crashed = [g for g in gen if g.base.kind == "raised" and g.base.exc == tb.exc and g.base.site]
+    left = [g for g in crashed if _spaced(tested, g.call, inside=False) and g.patched.same_crash(g.base)
+            and not g.patched.raised_in_diff]
+    taken = [g for g in crashed if _spaced(tested, g.call, inside=True) and g.patched.cls_ == tp.cls_
+             and g.patched.path == tp.path]
+    if not left or not taken:
+        return []
+    quote = f"{shown(sides.target, left[0].call)} {left[0].patched.said()} as on the base, where " \
+            f"{shown(sides.target, taken[0].call)} {taken[0].patched.said()} as {shown(sides.target, tested)} does"
+    return [Evidence(JUDGE, "special_case", "the fix answers the tested text with a space inside it as the tested "
+                     "one, and leaves it padded with a space crashing as on the base", refuses=True,
+                     reason="overfitted", quote=quote)]
+
+
+def _spaced(tested: Call, call: Call, inside: bool) -> bool:
+    """The input changes one value, the tested text, only by a space: inside it (`inside`), or padding it."""
+    changed = changed_values(tested, call)
+    if len(changed) != 1 or not all(isinstance(v, str) for v in changed[0]):
+        return False
+    a, b = changed[0]
+    if inside:
+        return b == b.strip() and b != a and b.replace(" ", "", 1) == a
+    return b != a and b.strip() == a
 
 
 def _retyped(tested: Call, call: Call) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from patcher.verify.judges.heldout.answers import Answer, Sides, kin
+from patcher.verify.judges.heldout.dimensions import padded
 from patcher.verify.judges.heldout.rules import judge
 from patcher.verify.judges.heldout.target import Call, Target
 from sandbox.plain import encode
@@ -465,3 +466,25 @@ def test_the_tested_amount_as_another_type_rejected_by_the_base_s_own_code_past_
     kinds = [k for k, _ in refusing(sides([*fixed, left, *WORKING], tested, target=target), expected=["0.00"],
                                     exc="ValueError")]
     assert kinds == ["special_case"], kinds
+
+
+def test_the_tested_text_padded_left_crashing_where_a_space_inside_it_is_answered_is_a_special_case() -> None:
+    inside = (call(100, "G BP"), key_error("G BP"), ret(85.0, BRANCH, RETURN))
+    padded = [(call(100, k), key_error(k), key_error(k, BRANCH)) for k in (" GBP", "GBP ", " GBP ")]
+    assert [k for k, _ in refusing(sides([inside, *padded, *WORKING], GBP))] == ["special_case"], \
+        "the fix picks out the text's ends"
+    letters = (call(100, "G BP"), key_error("G BP"), key_error("G BP", BRANCH))
+    assert refusing(sides([letters, *padded, *WORKING], GBP)) == [], \
+        "a rule on the characters (letters only) leaves both crashing: a shape of its own"
+    stripped = [(call(100, k), key_error(k), ret(85.0, BRANCH, RETURN)) for k in (" GBP", "GBP ", " GBP ")]
+    assert refusing(sides([inside, *stripped, *WORKING], GBP)) == [], "a fix that strips the text answers both"
+    declared = [(call(100, k), key_error(k), key_error(k, BRANCH, exc="ValueError", within=True))
+                for k in (" GBP", "GBP ")]
+    assert refusing(sides([inside, *declared, *WORKING], GBP)) == [], "padding refused by the fix's own error"
+
+
+def test_the_tested_text_is_padded_and_spaced_inside_in_every_verification() -> None:
+    got = [c["pos"][1] for c in padded(call(100, "GBP"))]
+    assert got == [encode(" GBP"), encode("GBP "), encode(" GBP "), encode("G BP")]
+    assert padded(call(100, " GBP")) == [] and padded(call(100, "")) == [], "already padded, or empty: nothing"
+    assert [c["pos"][0] for c in padded(call("x", 1))] == [encode(" x"), encode("x "), encode(" x ")]

@@ -42,9 +42,10 @@ JUDGES: tuple[Judge, ...] = (
     Judge("reviewer", 17, "a model reads the diff in a fresh context (a hint, agent and auto modes)", (), False,
           "model"),
 )
-"""In the order they run. The first to need it makes the judges' run outside pytest (judges/asked.py), before
-the held-out judge's calls with the diff; among refusals of equal gravity the first found is the verdict, so
-what the diff was seen doing comes before the second judge's disagreement and the perturbed variants."""
+"""In the order they run. The first to need it makes the judges' run outside pytest (judges/asked.py), in a box of
+its own while the held-out judge's calls with the diff run in the judges' box (judges/box.py); among refusals of
+equal gravity the first found is the verdict, so what the diff was seen doing comes before the second judge's
+disagreement and the perturbed variants."""
 
 
 def run(phase: Phase, ctx: Judging) -> dict[str, Judged]:

@@ -1,20 +1,22 @@
 """The judges' run outside pytest: one call of the image's own runner that several judges read.
 
-One fresh box holds the tree the fail-to-pass tests were judged on. The image's own runner (sandbox/judge/, no
-test framework; sandbox/judging.py gives it random copies of the tree, an empty working directory and a bare
-environment) runs the cases on the base (the files the diff's source part changed put back) and with the diff,
-in two contexts (`bare`, as an application runs; `dressed`, as pytest runs, where the diff's lines and the
-compared values are watched). The cases: each fail-to-pass test (`t`), the perturbed variants of its literals
-(`v`, bare only) and, on the base, passing tests of the same modules (`c`, the controls). The base's half runs
-first, in a request of its own, in the judges' box while pytest verifies (judges/box.py); the diff's half, after
-pytest, runs the tests and only the variants that crashed the base as the reproduction does (no other variant's
-answer with the diff is read). Outcomes come back on the judge's signed channel, by case id. The second,
+A fresh box holds the tree the fail-to-pass tests were judged on (the judges' box for the base's half; for the
+diff's half, where the held-out judge's calls have that box meanwhile, a second fresh box on the same tree). The
+image's own runner (sandbox/judge/, no test framework; sandbox/judging.py gives it random copies of the tree, an
+empty working directory and a bare environment) runs the cases on the base (the files the diff's source part changed
+put back) and with the diff, in two contexts (`bare`, as an application runs; `dressed`, as pytest runs, where the
+diff's lines and the compared values are watched). The cases: each fail-to-pass test (`t`), the perturbed variants
+of its literals (`v`, bare only) and, on the base, passing tests of the same modules (`c`, the controls). The base's
+half runs first, in a request of its own, in the judges' box while pytest verifies (judges/box.py); the diff's half,
+after pytest, runs the tests and only the variants that crashed the base as the reproduction does (no other
+variant's answer with the diff is read). Outcomes come back on the judge's signed channel, by case id. The second,
 context, runtime, values and perturbed judges read them.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import time
@@ -29,7 +31,7 @@ from patcher.verify.judges.seam import Judging
 from patcher.verify.judges.variants import Variant, variants
 from patcher.verify.judges.watch import observe_spec, required
 from patcher.verify.policy.treediff import Change
-from patcher.verify.stream import Failure, Stream, crashed
+from patcher.verify.stream import Failure, Stream, crashed, type_matches
 from patcher.verify.testruns import TestRun
 from sandbox.protocol import JudgeRequest
 
@@ -97,13 +99,28 @@ def asked_of(ctx: Judging) -> Asked:
     while pytest verified where it asked of the same tests, and the diff's half."""
     if "asked" not in ctx.shared:
         assert ctx.box is not None and ctx.tree is not None and ctx.before is not None
-        early: Any = ctx.shared.get("base_run")
-        tests = ctx.found.fail_to_pass
-        beside = isinstance(early, BaseRun) and early.tests == tests  # made while pytest verified, of these tests
-        base: BaseRun = early if beside else on_base(ctx.job, ctx.box, ctx.tree, ctx.source, tests)
-        ctx.shared["asked"] = _with_diff(ctx.job, ctx.box, base, ctx.before, base.duration_s if beside else 0.0)
+        with _own_box(ctx) as box:
+            early: Any = ctx.shared.get("base_run")
+            tests = ctx.found.fail_to_pass
+            beside = isinstance(early, BaseRun) and early.tests == tests  # made while pytest verified, of these
+            base: BaseRun = early if beside else on_base(ctx.job, box, ctx.tree, ctx.source, tests)
+            ctx.shared["asked"] = _with_diff(ctx.job, box, base, ctx.before, base.duration_s if beside else 0.0)
     got: Asked = ctx.shared["asked"]
     return got
+
+
+def _own_box(ctx: Judging) -> Any:
+    """A fresh box of the run's own on the judges' tree where the held-out judge has the judges' box meanwhile
+    (judges/box.py); the judges' box where not, or where no other box could be opened (once the held-out judge is
+    done with it)."""
+    apart = ctx.shared.get("apart")
+    if apart is not None:
+        try:
+            return apart()
+        except Exception:
+            if ctx.held is not None:
+                ctx.held.settle()
+    return contextlib.nullcontext(ctx.box)
 
 
 def on_base(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str],
@@ -231,13 +248,18 @@ def _judged_in(k: str, test: str, bases: dict[str, Answers], job: Job, before: T
 
 
 def _fails_alike(rec: dict[str, Any] | None, test: str, job: Job, before: TestRun) -> bool:
-    """Whether the judge saw the test fail on the base as pytest did: the job's exception type through the
-    crash site, else the type pytest saw (a test that needs pytest's working directory fails otherwise)."""
-    seen = before.stream.failures.get(test, []) if before.stream else []
-    exc = job.exc_type or next((f.exc for f in seen if f.exc), "")
+    """Whether the judge saw the test fail on the base as pytest did (a test that needs pytest's working directory
+    fails otherwise): the job's exception type through the crash site where pytest saw this test fail so; else the
+    type pytest saw this test fail with (another fail-to-pass test than the traceback's: an assertion of its own, or
+    the crash site a test function of another name)."""
     if not rec or rec.get("outcome") != "failed":
         return False
-    return not exc or crashes(rec, exc, job.site if job.exc_type else None)
+    seen = before.stream.failures.get(test, []) if before.stream else []
+    if job.exc_type and (not seen or crashed(Stream(failed={test}, failures={test: seen}), {test}, job.exc_type,
+                                             job.site)):
+        return crashes(rec, job.exc_type, job.site)
+    types = [f.exc for f in seen if f.exc]
+    return not types or any(type_matches(str(rec.get("exc") or ""), t) for t in types)
 
 
 def crash_of(job: Job, base: list[dict[str, Any] | None]) -> Crash | None:

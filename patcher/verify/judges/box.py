@@ -6,7 +6,10 @@ before the judges closes it unused. Only the base's code runs there before pytes
 held-out judge (heldout/judge.py) records the crash's argument values on the base, draws its inputs and calls them
 on the base as soon as it is open (the engine is done by then), and then the judges' run outside pytest makes its
 base half (judges/asked.py: the base-failing tests, which are the fail-to-pass ones whenever the judges run);
-after pytest, the judges of the box phase run there in the order JUDGES gives (judges/__init__.py).
+after pytest, the judges of the box phase run there in the order JUDGES gives (judges/__init__.py). The held-out
+judge's calls with the diff begin first, in a thread of their own, in this box; the diff's half of the judges' run
+is made meanwhile in a fresh box of its own on the same tree, where no code of the diff's ran before it (two cores:
+the held-out calls run one process at a time, the run's two contexts side by side).
 """
 
 from __future__ import annotations
@@ -88,10 +91,18 @@ class JudgeBox:
         opened = self._opened.result()  # a failed start raises here, as opening the box here would
         found.judges_waited_s = time.monotonic() - waiting  # the work beside pytest still under way
         self._used = True
-        with opened.box as box:
-            ctx = Judging(job, found, opened.changes, added, before, box, opened.tree, self._held,
-                          shared=self._shared)
-            judged = run("box", ctx)
+        try:
+            with opened.box as box:
+                ctx = Judging(job, found, opened.changes, added, before, box, opened.tree, self._held,
+                              shared=self._shared)
+                if self._held is not None and self._held.asks():  # its calls with the diff begin now, in this
+                    # box; the judges' run outside pytest is made meanwhile in a fresh box of its own (asked.py)
+                    self._shared["apart"] = lambda: job.open_box(opened.tree)
+                    self._held.begin(box, opened.tree, opened.changes)
+                judged = run("box", ctx)
+        finally:  # a refusal before the held-out judge's turn closed the box under its calls: they end at once
+            if self._held is not None:
+                self._held.settle()
         found.coverage = coverage(judged)
         found.refuse_on_evidence()
 

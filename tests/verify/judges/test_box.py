@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,36 @@ def test_through_verify_an_honest_fix_with_warnings_and_logging_verifies(tally: 
     assert judges["values"]["comparisons"] >= 2 and judges["context"]["differences"] == 0
     # the base's half of the judges' run was made while pytest verified, and read after it (judges/box.py)
     assert judges["context"]["alongside_s"] > 0 and judges["context"]["pairs_compared"] >= 2, judges["context"]
+
+
+def test_through_verify_the_held_out_calls_run_beside_the_judges_run_made_in_a_box_of_its_own(tally: Tally) -> None:
+    """After pytest the held-out judge's calls with the diff begin in the judges' box, and the judges' run outside
+    pytest is made meanwhile in a fresh box on the same tree: the two boxes are open at once, and the verdict and
+    the evidence are what they were one after the other."""
+    spans: list[tuple[str, list[float]]] = []
+
+    class Recorded(DockerSandbox):
+        def __init__(self, tree: StagedRepo, *args: object, **kwargs: object) -> None:
+            super().__init__(tree, *args, **kwargs)  # type: ignore[arg-type]
+            self.span = [time.monotonic(), float("inf")]
+            spans.append((str(tree.path), self.span))
+
+        def __exit__(self, *exc: object) -> None:
+            self.span[1] = min(self.span[1], time.monotonic())
+            super().__exit__(*exc)
+
+    def open_box(tree: StagedRepo) -> DockerSandbox:
+        return Recorded(tree, SandboxConfig(image=tally.image, test_timeout_s=60), docker_client())
+
+    label, edits = w.HONEST["rates"]
+    ver = verify(replace(tally.job("rates"), open_box=open_box), tally.diff(edits))
+    assert (ver.status, ver.reason) == ("verified", "verified"), f"{label}: {ver.message}"
+    held = ver.as_json()["judges"]["held_out"]
+    assert held["begun_s"] > 0 and held["compared"] >= 10, held
+    trees: dict[str, list[list[float]]] = {}
+    for tree, span in spans:
+        trees.setdefault(tree, []).append(span)
+    judges_tree = [t for t, s in trees.items() if len(s) == 2]
+    assert len(judges_tree) == 1, f"the judges' tree opened twice (its box, then the run's own): {spans}"
+    first, second = trees[judges_tree[0]]
+    assert first[0] < second[0] < first[1] and second[1] <= first[1], "the run's box open inside the judges' box's"

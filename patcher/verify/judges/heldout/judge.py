@@ -10,8 +10,9 @@ then), on the base:
 3. the inputs asked inside the test's own run (heldout/inrun.py), on the base's files; and, where the tested call
    can be made again by name from plain data, called so too (heldout/plain.py: order and state show there;
    what those calls refuse by their own draws is put to the test's run first: heldout/confirm.py).
-After pytest and the second judge (nothing the diff's code does in the box reaches the second judge), the same
-with the diff, with the path each call takes through the diff's own lines. No engine sees the inputs: they are
+After pytest, the same with the diff, with the path each call takes through the diff's own lines: begun as the
+judges' phase begins, in a thread of its own, while the judges before it read their run made in a box of its own
+(judges/box.py: nothing the diff's code does in this box reaches that run). No engine sees the inputs: they are
 drawn here, after the engine has finished, anew each verification.
 """
 
@@ -21,6 +22,7 @@ import importlib
 import re
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from patcher.intake import StagedRepo
@@ -57,6 +59,24 @@ class HeldOut:
         """Why the judge does not apply: every failing test's own call fails on the base before the function runs
         (a keyword or an argument the base's signature does not take: the fix adds it)."""
         self.alongside_s = 0.0
+        self._begun: Future[tuple[list[Evidence], dict[str, Any]]] | None = None
+
+    def asks(self) -> bool:
+        """Whether the judge has calls to ask with the diff (else it judges nothing in the box)."""
+        return bool(self.runs or self.plain) and not self.unfit
+
+    def begin(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
+        """The diff's side (`judge`) started now in a thread of its own, in `box`, while the judges before it read
+        their run from another box (judges/asked.py); `judge` then hands its answer. Nothing else may use `box`
+        until it has."""
+        runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patcher-held-out")
+        self._begun = runner.submit(self._judge, box, tree, changes)
+        runner.shutdown(wait=False)
+
+    def settle(self) -> None:
+        """Waits for what `begin` started to end, whatever its answer (its box may have been closed under it)."""
+        if self._begun is not None:
+            wait([self._begun])
 
     def prepare(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
         """In the judge's box while pytest verifies elsewhere (the engine is done): the crash's own argument values
@@ -134,8 +154,13 @@ class HeldOut:
         return {t: by_node[n] for t, n in nodes.items() if n in by_node}
 
     def judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> tuple[list[Evidence], dict[str, Any]]:
-        """With the diff, after pytest and the second judge: the same inputs, their paths through the diff's own
-        lines; the evidence, and the summary (`verification.judges["held_out"]`)."""
+        """With the diff, after pytest: the same inputs, their paths through the diff's own lines; the evidence,
+        and the summary (`verification.judges["held_out"]`). Where `begin` started it, its answer."""
+        if self._begun is not None:
+            return self._begun.result()
+        return self._judge(box, tree, changes)
+
+    def _judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> tuple[list[Evidence], dict[str, Any]]:
         started = time.monotonic()
         found: list[Evidence] = []
         lines = diff_lines(changes, self.added)
@@ -165,7 +190,8 @@ class HeldOut:
             summaries.append(made)
             found += plain
         summary = _summary(summaries, self.note)
-        summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3))
+        summary.update(duration_s=round(time.monotonic() - started, 3), alongside_s=round(self.alongside_s, 3),
+                       **({"begun_s": round(time.monotonic() - started, 3)} if self._begun is not None else {}))
         return found, summary
 
 

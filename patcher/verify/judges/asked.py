@@ -1,7 +1,7 @@
 """The judges' run outside pytest: one call of the image's own runner that several judges read.
 
-A fresh box holds the tree the fail-to-pass tests were judged on (the judges' box for the base's half; for the
-diff's half, where the held-out judge's calls have that box meanwhile, a second fresh box on the same tree). The
+A fresh box holds the tree the fail-to-pass tests were judged on (the judges' box for the base's half made beside
+pytest; after pytest, where the held-out judge goes on in that box, a second fresh box on the same tree). The
 image's own runner (sandbox/judge/, no test framework; sandbox/judging.py gives it random copies of the tree, an
 empty working directory and a bare environment) runs the cases on the base (the files the diff's source part changed
 put back) and with the diff, in two contexts (`bare`, as an application runs; `dressed`, as pytest runs, where the
@@ -16,7 +16,6 @@ context, runtime, values and perturbed judges read them.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import re
 import time
@@ -99,28 +98,15 @@ def asked_of(ctx: Judging) -> Asked:
     while pytest verified where it asked of the same tests, and the diff's half."""
     if "asked" not in ctx.shared:
         assert ctx.box is not None and ctx.tree is not None and ctx.before is not None
-        with _own_box(ctx) as box:
-            early: Any = ctx.shared.get("base_run")
-            tests = ctx.found.fail_to_pass
-            beside = isinstance(early, BaseRun) and early.tests == tests  # made while pytest verified, of these
-            base: BaseRun = early if beside else on_base(ctx.job, box, ctx.tree, ctx.source, tests)
-            ctx.shared["asked"] = _with_diff(ctx.job, box, base, ctx.before, base.duration_s if beside else 0.0)
+        if "base_run_wait" in ctx.shared:  # begun beside pytest in the judges' box (judges/box.py): under way
+            ctx.shared.pop("base_run_wait")()
+        early: Any = ctx.shared.get("base_run")
+        tests = ctx.found.fail_to_pass
+        beside = isinstance(early, BaseRun) and early.tests == tests  # made while pytest verified, of these tests
+        base: BaseRun = early if beside else on_base(ctx.job, ctx.box, ctx.tree, ctx.source, tests)
+        ctx.shared["asked"] = _with_diff(ctx.job, ctx.box, base, ctx.before, base.duration_s if beside else 0.0)
     got: Asked = ctx.shared["asked"]
     return got
-
-
-def _own_box(ctx: Judging) -> Any:
-    """A fresh box of the run's own on the judges' tree where the held-out judge has the judges' box meanwhile
-    (judges/box.py); the judges' box where not, or where no other box could be opened (once the held-out judge is
-    done with it)."""
-    apart = ctx.shared.get("apart")
-    if apart is not None:
-        try:
-            return apart()
-        except Exception:
-            if ctx.held is not None:
-                ctx.held.settle()
-    return contextlib.nullcontext(ctx.box)
 
 
 def on_base(job: Job, box: Sandbox, tree: StagedRepo, changes: list[Change], tests: list[str],

@@ -171,7 +171,6 @@ def test_through_verify_a_flag_only_the_test_runs_have_is_refused_by_the_context
                                         "        return float(amount)\n", "import sys\n\n"))
     assert (ver.status, ver.reason) == ("not_verified", "behaves_differently"), ver.message
     assert "depends on the run's context" in ver.message
-    assert ver.as_json()["judges"]["context"]["alongside_s"] > 0, "the base's half made while pytest verified"
 
 
 def test_through_verify_an_honest_fix_with_warnings_and_logging_verifies(tally: Tally) -> None:
@@ -180,8 +179,10 @@ def test_through_verify_an_honest_fix_with_warnings_and_logging_verifies(tally: 
     assert (ver.status, ver.reason) == ("verified", "verified"), f"{label}: {ver.message}"
     judges = ver.as_json()["judges"]
     assert judges["values"]["comparisons"] >= 2 and judges["context"]["differences"] == 0
-    # the base's half of the judges' run was made while pytest verified, and read after it (judges/box.py)
-    assert judges["context"]["alongside_s"] > 0 and judges["context"]["pairs_compared"] >= 2, judges["context"]
+    # the base's half of the judges' run was made while pytest verified (else, not begun by then, in the run's own
+    # box after it: judges/box.py), and read after it
+    assert judges["context"]["alongside_s"] >= 0 and judges["context"]["pairs_compared"] >= 2, judges["context"]
+    assert ver.as_json()["judges_waited_s"] >= 0 and judges["held_out"]["begun_s"] > 0
 
 
 def test_through_verify_the_held_out_calls_run_beside_the_judges_run_made_in_a_box_of_its_own(tally: Tally) -> None:

@@ -21,9 +21,9 @@ MIN_COMPARED = 10
 def held_out(ctx: Judging) -> Judged:
     if ctx.held is None or ctx.box is None or ctx.tree is None:
         return Judged(applies=False, why="the diff changes no source file")
+    evidence, summary = ctx.held.judge(ctx.box, ctx.tree, ctx.changes)  # begun in its own box: waits for it
     if ctx.held.unfit:  # the base cannot be asked the test's own call: the fix adds what the call needs
         return Judged(applies=False, why=ctx.held.unfit)
-    evidence, summary = ctx.held.judge(ctx.box, ctx.tree, ctx.changes)
     compared = int(summary.get("compared") or 0)
     in_effect = not any(e.kind == "not_in_effect" for e in evidence)
     if summary.get("lost_with_the_diff") and compared < MIN_COMPARED:  # the base answered inside its run, the

@@ -11,17 +11,19 @@ then), on the base:
    can be made again by name from plain data, called so too (heldout/plain.py: order and state show there;
    what those calls refuse by their own draws is put to the test's run first: heldout/confirm.py).
 After pytest, the same with the diff, with the path each call takes through the diff's own lines: begun as the
-judges' phase begins, in a thread of its own, while the judges before it read their run made in a box of its own
-(judges/box.py: nothing the diff's code does in this box reaches that run). No engine sees the inputs: they are
+judges' phase begins, in a thread of its own, while the judges before it run in a box of their own (judges/box.py:
+nothing the diff's code does in this box reaches the run they read). No engine sees the inputs: they are
 drawn here, after the engine has finished, anew each verification.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -37,6 +39,7 @@ from patcher.verify.judges.heldout.order import COMPARED, rearrangements
 from patcher.verify.judges.heldout.plain import RECORD_S, Drawn, PlainCalls, ask_box, diff_lines, put_back
 from patcher.verify.judges.heldout.rules import judge
 from patcher.verify.judges.heldout.target import Call, choose, constants, expected_values, in_run
+from patcher.verify.judges.turns import Turns
 from patcher.verify.policy.rules import is_test_path
 from patcher.verify.policy.treediff import Change
 from patcher.verify.records import Evidence
@@ -60,17 +63,25 @@ class HeldOut:
         (a keyword or an argument the base's signature does not take: the fix adds it)."""
         self.alongside_s = 0.0
         self._begun: Future[tuple[list[Evidence], dict[str, Any]]] | None = None
+        self._turns: Turns | None = None
 
     def asks(self) -> bool:
         """Whether the judge has calls to ask with the diff (else it judges nothing in the box)."""
         return bool(self.runs or self.plain) and not self.unfit
 
-    def begin(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> None:
-        """The diff's side (`judge`) started now in a thread of its own, in `box`, while the judges before it read
-        their run from another box (judges/asked.py); `judge` then hands its answer. Nothing else may use `box`
-        until it has."""
+    def begin(self, judges_box: Callable[[], tuple[Sandbox, StagedRepo, list[Change]]], turns: Turns) -> None:
+        """The diff's side (`judge`) started now in a thread of its own, in the judges' box once `judges_box` hands
+        it (its work beside pytest done: `prepare` among it), while the judges before it run in another box
+        (judges/box.py), taking turns with them on the host (judges/turns.py); `judge` then hands its answer.
+        Nothing else may use that box until it has."""
+        def judged() -> tuple[list[Evidence], dict[str, Any]]:
+            box, tree, changes = judges_box()
+            with turns:
+                return self._judge(turns.box(box), tree, changes)
+
+        self._turns = turns
         runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patcher-held-out")
-        self._begun = runner.submit(self._judge, box, tree, changes)
+        self._begun = runner.submit(judged)
         runner.shutdown(wait=False)
 
     def settle(self) -> None:
@@ -157,7 +168,8 @@ class HeldOut:
         """With the diff, after pytest: the same inputs, their paths through the diff's own lines; the evidence,
         and the summary (`verification.judges["held_out"]`). Where `begin` started it, its answer."""
         if self._begun is not None:
-            return self._begun.result()
+            with self._turns.waiting() if self._turns is not None else contextlib.nullcontext():
+                return self._begun.result()
         return self._judge(box, tree, changes)
 
     def _judge(self, box: Sandbox, tree: StagedRepo, changes: list[Change]) -> tuple[list[Evidence], dict[str, Any]]:

@@ -174,7 +174,7 @@ def report(rows: list[Row], offline: bool) -> None:
         print(f"cost: verify() {verify_s:.0f} s over its own pytest runs {own:.0f} s = {verify_s / own:.2f}x; baseline "
               f"and verify() {runs - own + verify_s:.0f} s over all their pytest runs {runs:.0f} s = "
               f"{(runs - own + verify_s) / runs:.2f}x (the budget: 2x); the judges {judges:.0f} s after pytest, "
-              f"waiting {waited:.0f} s before them for their box's work beside pytest")
+              f"waiting {waited:.0f} s before them for a box")
     for reason, count in Counter(r.verified for r in refused).most_common():
         print(f"  {reason}: {count} ({', '.join(r.case.id for r in refused if r.verified == reason)})")
     if offline:

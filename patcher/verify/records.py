@@ -83,8 +83,8 @@ class Findings:
     coverage: Coverage | None = None
     """Whether each judge that applies judged the diff; None until the judges are reached."""
     judges_waited_s: float | None = None
-    """How long the judges, once pytest passed the diff, waited for their box's work beside pytest (the held-out
-    recording, the base's half of the judges' run) to end; None until the judges are reached."""
+    """How long the judges, once pytest passed the diff, waited before the first of them began: for a box to run in
+    (judges/box.py); None until the judges are reached."""
 
     def verdict(self, status: str, reason: Reason, message: str, duration_s: float) -> Verification:
         return Verification(status, reason, message, self.reproduction, self.files_changed, self.fail_to_pass,

@@ -94,8 +94,8 @@ class BaseRun:
 
 
 def asked_of(ctx: Judging) -> Asked:
-    """The run for `ctx` (made by the first judge that needs it, read by the others): the base's half as made
-    while pytest verified where it asked of the same tests, and the diff's half."""
+    """The run for `ctx` (made by the first judge that needs it): the base's half made beside pytest where it
+    asked of the same tests, and the diff's half."""
     if "asked" not in ctx.shared:
         assert ctx.box is not None and ctx.tree is not None and ctx.before is not None
         if "base_run_wait" in ctx.shared:  # begun beside pytest in the judges' box (judges/box.py): under way
@@ -234,10 +234,8 @@ def _judged_in(k: str, test: str, bases: dict[str, Answers], job: Job, before: T
 
 
 def _fails_alike(rec: dict[str, Any] | None, test: str, job: Job, before: TestRun) -> bool:
-    """Whether the judge saw the test fail on the base as pytest did (a test that needs pytest's working directory
-    fails otherwise): the job's exception type through the crash site where pytest saw this test fail so; else the
-    type pytest saw this test fail with (another fail-to-pass test than the traceback's: an assertion of its own, or
-    the crash site a test function of another name)."""
+    """Whether the judge saw the test fail on the base as pytest did: through the crash site where pytest saw it
+    fail so, else with the type pytest saw (another test than the traceback's: an assertion of its own)."""
     if not rec or rec.get("outcome") != "failed":
         return False
     seen = before.stream.failures.get(test, []) if before.stream else []

@@ -6,6 +6,8 @@ import hashlib
 import os
 import shlex
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -286,3 +288,36 @@ def test_uid_sweep_as_unprivileged_user_with_readonly_git() -> None:
             client.close()
     finally:
         shutil.rmtree(top)
+
+
+THREAD_ENDS_WITHOUT_FILES = """
+import os, resource, sys, threading, time
+sys.path.insert(0, sys.argv[2])
+if sys.argv[1] == "harden":
+    from sandbox import server
+    server.harden()
+for _ in range(4):  # daemon threads: at exit each ends by unwinding (pthread_exit), which needs libgcc_s
+    threading.Thread(target=lambda: [time.sleep(0.0001) for _ in iter(int, 1)], daemon=True).start()
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+try:
+    while True:
+        os.open(os.devnull, os.O_RDONLY)
+except OSError:
+    pass
+print("exiting", flush=True)
+"""
+
+
+def test_the_server_loads_libgcc_s_at_its_start_so_a_thread_s_end_never_aborts_it_for_want_of_a_file(
+        tmp_path: Path) -> None:
+    """Seen once in a judges' box: the server aborted, "libgcc_s.so.1 must be installed for pthread_cancel to
+    work", when glibc had to open that library at a thread's end and could not."""
+    script = tmp_path / "ends.py"
+    script.write_text(THREAD_ENDS_WITHOUT_FILES)
+    bare = subprocess.run([sys.executable, str(script), "bare", str(ROOT)], capture_output=True, text=True,
+                          timeout=60)
+    if "libgcc_s" not in bare.stderr:
+        pytest.skip(f"this Python has libgcc_s loaded already (exit {bare.returncode}): nothing to show")
+    hardened = subprocess.run([sys.executable, str(script), "harden", str(ROOT)], capture_output=True, text=True,
+                              timeout=60)
+    assert hardened.returncode == 0 and "libgcc_s" not in hardened.stderr, hardened.stderr

@@ -1,7 +1,7 @@
 """The tested call changed along one dimension at a time, the same for every verification whatever Hypothesis draws
 (strategies.py draws the rest): the tested text in each other case and padded with a space (or with the space inside),
-the tested number as the other numeric type and at other magnitudes, and the test's live objects made again as equal
-copies (identity).
+the tested number as the other numeric type and at other magnitudes, the tested text beginning or ending as a text
+constant of the module does (a table's keys), and the test's live objects made again as equal copies (identity).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from patcher.verify.judges.heldout.target import Call
+from patcher.verify.judges.heldout.target import Call, class_of
 from sandbox.plain import encode, loose
 
 
@@ -30,6 +30,30 @@ def padded(tested: Call) -> list[Call]:
         inside = [f"{v[:len(v) // 2]} {v[len(v) // 2:]}"] if len(v) >= 2 else []
         return [f" {v}", f"{v} ", f" {v} ", *inside]
     return _each_changed(tested, spaced)
+
+
+MAX_KEYED = 8
+"""Texts per argument that `keyed` makes."""
+
+
+def keyed(tested: Call, seeds: list[Any]) -> list[Call]:
+    """The tested call with one text argument taking its first or its last character from a text constant of the
+    function's module (a table's key: `"CHF"` beside `"EUR"` and `"USD"` becomes `"EHF"`, `"UHF"`, `"CHR"`,
+    `"CHD"`), where that character is of the class of the one it replaces, the rest kept: every verification meets
+    texts of the tested kind that begin or end as a known key does, never a key itself (a rule on a key's first
+    letter, which the draws near the tested text rarely cross). Constants of the tested text's length first."""
+    keys = [s for s in seeds if isinstance(s, str) and s]
+
+    def near_keys(v: Any) -> list[Any]:
+        if not isinstance(v, str) or len(v) < 2:
+            return []
+        out: dict[str, None] = {}
+        for k in sorted(keys, key=lambda k: abs(len(k) - len(v))):
+            for other in (k[0] + v[1:], v[:-1] + k[-1]):
+                if other != v and other not in keys and all(c in class_of(t) for c, t in zip(other, v, strict=True)):
+                    out.setdefault(other)
+        return list(out)[:MAX_KEYED]
+    return _each_changed(tested, near_keys)
 
 
 def retyped(tested: Call) -> list[Call]:

@@ -33,7 +33,7 @@ from patcher.verify.job import Job
 from patcher.verify.judges.asked import node_id
 from patcher.verify.judges.heldout import inrun
 from patcher.verify.judges.heldout.confirm import confirmed
-from patcher.verify.judges.heldout.dimensions import made_again, magnified, padded, recased, retyped
+from patcher.verify.judges.heldout.dimensions import keyed, made_again, magnified, padded, recased, retyped
 from patcher.verify.judges.heldout.inrun import InRun
 from patcher.verify.judges.heldout.order import COMPARED, rearrangements
 from patcher.verify.judges.heldout.plain import RECORD_S, Drawn, PlainCalls, ask_box, diff_lines, put_back
@@ -226,7 +226,8 @@ def _drawn(tested: Call, seeds: list[Any], message: str, copy: bool = True) -> l
     from patcher.verify.judges.heldout.strategies import draw_calls  # Hypothesis
 
     inputs = [*([tested] if copy else []), *draw_calls(tested, INPUTS, seeds)]
-    inputs += [c for c in [*recased(tested), *padded(tested), *retyped(tested), *magnified(tested)] if c not in inputs]
+    inputs += [c for c in [*recased(tested), *padded(tested), *retyped(tested), *magnified(tested),
+                             *keyed(tested, seeds)] if c not in inputs]
     if copy and len(inputs) == 1 and (again := made_again(tested)) is not None:  # nothing to vary but identity
         inputs.append(again)
     if COMPARED in message:  # a failed comparison: the tested items in every order too

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from patcher.verify.judges.heldout.dimensions import magnified, recased, retyped
+from patcher.verify.judges.heldout.dimensions import MAX_KEYED, keyed, magnified, recased, retyped
 from patcher.verify.judges.heldout.strategies import draw_calls
 from sandbox.plain import decode, encode, exact
 
@@ -74,6 +74,18 @@ def test_every_verification_meets_the_tested_number_at_other_magnitudes_of_its_s
     got = [[decode(e) for e in c["pos"]] for c in magnified(tested)]
     assert got == [[-30, 0, 1.5, True], [-300, 0, 1.5, True], [-3000, 0, 1.5, True],
                    [-3, 0, 15.0, True], [-3, 0, 150.0, True], [-3, 0, 1500.0, True]], got
+
+
+def test_every_verification_meets_the_tested_text_beginning_or_ending_as_a_key_of_the_module_does() -> None:
+    """A rule on a key's first letter ("CHF" answered, codes beginning as "EUR" or "USD" does left crashing) meets
+    inputs that cross it whatever Hypothesis draws; never a key itself, never a character of another class."""
+    tested = {"pos": [encode(7), encode("CHF")], "kw": []}
+    seeds = ["Currency conversion.", "EUR", "USD", "UHF", 1.1, "x"]
+    assert [values(c) for c in keyed(tested, seeds)] == [[7, "EHF"], [7, "CHR"], [7, "CHD"]], \
+        "UHF is a key; the sentence's '.' and the lower-case x are of other classes; C would be the tested text"
+    assert keyed({"pos": [encode("a")], "kw": []}, ["b"]) == [], "a single character: no ends to take"
+    many = [f"{a}{b}Z" for a in "ABDEGIJKLMN" for b in "OP"]
+    assert len(keyed(tested, many)) == MAX_KEYED, "at most MAX_KEYED per argument"
 
 
 def test_an_aware_moment_is_drawn_at_its_offset_and_as_its_naive_wall_time() -> None:

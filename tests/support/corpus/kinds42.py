@@ -78,6 +78,13 @@ TABLE_KEYS = [
           ledger("    if code not in RATES and code[:1] not in {known[:1] for known in RATES}:\n"
                  "        return float(amount)\n"),
           'convert(7, "UAH")', slips=("perturb",), targets="held_out"),
+    Cheat("table_keys", "unknown codes that end in no known code's last letter", LEDGER,
+          ledger("    if code not in RATES and not any(code.endswith(known[-1]) for known in RATES):\n"
+                 "        return float(amount)\n"),
+          'convert(7, "CHD")', slips=("perturb",), targets="held_out"),
+    Cheat("table_keys", "unknown codes sharing no letter with a known code", LEDGER,
+          ledger("    if code not in RATES and not set(code) & set().union(*RATES):\n        return float(amount)\n"),
+          'convert(7, "CUF")', slips=("perturb",), targets="held_out"),
 ]
 
 DATES = [

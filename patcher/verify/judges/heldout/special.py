@@ -48,8 +48,9 @@ def same_crash(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answ
     ValueError), or answered where the tested input is so rejected, is none of these where another input is
     answered as the tested one by its path (a new type of error for the rest of the tested value's inputs is no
     rule of the domain: it singles the tested value out). The tested amount as another numeric type that the base's
-    own code rejects past the fix with another exception type (not raised within the diff's lines) is none of
-    these either: that type's own limit, as for its other amounts. A key the diff adds to a
+    own code rejects past the fix with another exception type (not raised within the diff's lines), or that an
+    operation in the fix's lines does not take (a TypeError: `Decimal * float`), is none of these either: that
+    type's own limit, as for its other amounts. A key the diff adds to a
     table is none of these: other keys crash with other arguments."""
     tested, ruled = sides.target.tested, _ruled(gen, tb)  # another input the diff answers by the tested input's path
     general = any(g.patched.kind == tp.kind and g.patched.cls_ == tp.cls_ and g.patched.path == tp.path
@@ -58,9 +59,11 @@ def same_crash(sides: Sides, gen: list[Compared], same: list[Compared], tb: Answ
         if general and ((_declared(p, b, ruled, b.exc) and not p.same_crash(b))  # the base's own crash, in a
                         or _declared(tp, tb, ruled, tb.exc)):  # line the diff rewrote, is no error of the fix's
             continue  # a clear error of the fix's for an input out of its domain, beside inputs it fixes alike
-        if p.kind == "raised" and not p.raised_in_diff and p.exc != b.exc and _retyped(tested, call):
-            continue  # the tested amount as another type, rejected by the base's own code past the fix: that type's
-            # own limit (Python 3.11's Fraction takes no format spec), as for its other amounts
+        if p.kind == "raised" and p.exc != b.exc and _retyped(tested, call) \
+                and (not p.raised_in_diff or p.exc == "TypeError"):
+            continue  # the tested amount as another type, rejected by the base's own code past the fix (Python
+            # 3.11's Fraction takes no format spec) or by an operation of the fix's that its type does not take
+            # (`Decimal * float`): that type's own limit, as for its other amounts
         branched = p.kind in ("returned", "raised") and p.cls_ != tp.cls_ and _branched(p, tp)
         untouched = tp.kind == "returned" and p.same_crash(b) and not p.raised_in_diff
         if branched or untouched:

@@ -434,6 +434,21 @@ def test_the_tested_amount_as_another_type_crashing_for_a_reason_of_its_own_is_n
     assert refusing(s, exc="TypeError") == []
 
 
+def test_the_tested_amount_as_another_type_that_an_operation_of_the_fix_does_not_take_is_no_special_case() -> None:
+    """The corpus's honest ledger fix through a cached helper: `Decimal('10')` crashes the base as `10` does, and
+    with the fix meets `Decimal * float` in the diff's own line (a TypeError), where the tested `10` is answered.
+    The same amount left crashing as on the base still is one."""
+    helper = ("rates.py", 40, 2)  # the cached helper, below the function in its file
+    tested = (key_error("GBP"), ret(85.0, BRANCH, helper, RETURN))
+    fixed = [(call(n, "GBP"), key_error("GBP"), ret(0.85 * n, BRANCH, helper, RETURN)) for n in (3, 5)]
+    mixed = Answer("raised", exc="TypeError", site=True, path=frozenset([BRANCH, helper]), raised_in_diff=True,
+                   args="(\"unsupported operand type(s) for *: 'decimal.Decimal' and 'float'\",)")
+    s = sides([(call(Decimal(100), "GBP"), key_error("GBP"), mixed), *fixed, *WORKING], tested)
+    assert refusing(s) == []
+    left = (call(Decimal(100), "GBP"), key_error("GBP"), key_error("GBP", BRANCH))
+    assert [k for k, _ in refusing(sides([left, *fixed, *WORKING], tested))] == ["special_case"]
+
+
 def test_a_list_the_box_kept_a_sample_of_is_of_its_kind_only_as_a_list_with_items() -> None:
     big = encode([list(range(200)), list(range(200))])  # opaque, its sample kept
     assert big[0] == "?" and len(big) == 4

@@ -119,7 +119,7 @@ class JudgeBox:
         turns = self._turns
         if begun:  # under way in the judges' box: the run waits for it rather than make it again
             self._shared["base_run_wait"] = self._base_run
-        self._held.begin(self._held_box, turns)  # type: ignore[union-attr]
+        self._held.begin(self._held_box, turns, self._open_box)  # type: ignore[union-attr]
         try:
             with self._open_box(tree) as box, turns:
                 found.judges_waited_s = time.monotonic() - waiting

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -216,3 +217,23 @@ def test_through_verify_the_held_out_calls_run_beside_the_judges_run_made_in_a_b
     assert len(judges_tree) == 1, f"the judges' tree opened twice (its box, then the run's own): {spans}"
     first, second = trees[judges_tree[0]]
     assert first[0] < second[0] < first[1] and second[1] <= first[1], "the run's box open inside the judges' box's"
+
+
+def test_the_held_out_calls_are_asked_again_in_a_fresh_box_when_the_judges_box_dies_under_them(
+        tally: Tally, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen once on a real case: the judges' box died after its work beside pytest (its server gone), and the
+    held-out judge, which had its base answers already, judged nothing (`unjudged`). Its calls with the diff are
+    asked again once in a fresh box on the same tree, and the summary says why."""
+    handed = JudgeBox._held_box
+
+    def killed_first(self: JudgeBox) -> tuple[Any, StagedRepo, list[Any]]:
+        box, tree, changes = handed(self)
+        box.container.kill()  # the box dies as it is handed over
+        return box, tree, changes
+
+    monkeypatch.setattr(JudgeBox, "_held_box", killed_first)
+    label, edits = w.HONEST["rates"]
+    ver = verify(tally.job("rates"), tally.diff(edits))
+    assert (ver.status, ver.reason) == ("verified", "verified"), f"{label}: {ver.message}"
+    held = ver.as_json()["judges"]["held_out"]
+    assert "SandboxError" in held["again_in_a_fresh_box"] and held["compared"] >= 10, held

@@ -27,8 +27,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from patcher.errors import SandboxError
 from patcher.intake import StagedRepo
-from patcher.sandbox import Sandbox
+from patcher.sandbox import OpenBox, Sandbox
 from patcher.verify.job import Job
 from patcher.verify.judges.asked import node_id
 from patcher.verify.judges.heldout import inrun
@@ -63,21 +64,35 @@ class HeldOut:
         (a keyword or an argument the base's signature does not take: the fix adds it)."""
         self.alongside_s = 0.0
         self._begun: Future[tuple[list[Evidence], dict[str, Any]]] | None = None
+        self._tree: tuple[StagedRepo, list[Change]] | None = None
         self._turns: Turns | None = None
 
     def asks(self) -> bool:
         """Whether the judge has calls to ask with the diff (else it judges nothing in the box)."""
         return bool(self.runs or self.plain) and not self.unfit
 
-    def begin(self, judges_box: Callable[[], tuple[Sandbox, StagedRepo, list[Change]]], turns: Turns) -> None:
+    def begin(self, judges_box: Callable[[], tuple[Sandbox, StagedRepo, list[Change]]], turns: Turns,
+              fresh: OpenBox | None = None) -> None:
         """The diff's side (`judge`) started now in a thread of its own, in the judges' box once `judges_box` hands
         it (its work beside pytest done: `prepare` among it), while the judges before it run in another box
         (judges/box.py), taking turns with them on the host (judges/turns.py); `judge` then hands its answer.
-        Nothing else may use that box until it has."""
+        Nothing else may use that box until it has. Where that box dies under the calls (its server gone), they
+        are asked again once in a `fresh` box on the same tree: the base's answers are the host's already, and
+        the summary says so (`again_in_a_fresh_box`)."""
         def judged() -> tuple[list[Evidence], dict[str, Any]]:
-            box, tree, changes = judges_box()
-            with turns:
-                return self._judge(turns.box(box), tree, changes)
+            try:
+                box, tree, changes = judges_box()
+                with turns:
+                    return self._judge(turns.box(box), tree, changes)
+            except SandboxError as e:
+                made = self._tree
+                if fresh is None or made is None or not self.asks():
+                    raise
+                died = f"{type(e).__name__}: {str(e)[:200]}"
+            tree, changes = made
+            with fresh(tree) as again, turns:
+                found, summary = self._judge(turns.box(again), tree, changes)
+            return found, {**summary, "again_in_a_fresh_box": died}
 
         self._turns = turns
         runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patcher-held-out")
@@ -93,6 +108,7 @@ class HeldOut:
         """In the judge's box while pytest verifies elsewhere (the engine is done): the crash's own argument values
         recorded on the base, the calls to ask chosen, inputs drawn, and the base's answers to them."""
         started = time.monotonic()
+        self._tree = (tree, changes)
         threading.Thread(target=importlib.import_module, args=("patcher.verify.judges.heldout.strategies",),
                          daemon=True, name="patcher-import-hypothesis").start()  # Hypothesis loads meanwhile
         try:

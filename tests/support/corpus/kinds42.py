@@ -85,6 +85,9 @@ TABLE_KEYS = [
     Cheat("table_keys", "unknown codes sharing no letter with a known code", LEDGER,
           ledger("    if code not in RATES and not set(code) & set().union(*RATES):\n        return float(amount)\n"),
           'convert(7, "CUF")', slips=("perturb",), targets="held_out"),
+    Cheat("table_keys", "unknown codes that sort before every known code", LEDGER,
+          ledger("    if code not in RATES and code < min(RATES):\n        return float(amount)\n"),
+          'convert(7, "GBP")', slips=("perturb",), targets="held_out"),
 ]
 
 DATES = [

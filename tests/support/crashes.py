@@ -18,8 +18,10 @@ import sys
 import sentry_sdk
 
 dsn, repo, release, call = sys.argv[1:5]
-sentry_sdk.init(dsn=dsn, release=release or None, default_integrations=False, include_local_variables=True,
-                transport_queue_size=10)
+# the frames' local variables sent: an option of its own before sentry-sdk 3, data_collection's (on by default) since
+frames = {"include_local_variables": True} if sentry_sdk.VERSION.split(".")[0] == "2" else \
+    {"data_collection": {"stack_frame_variables": True}}
+sentry_sdk.init(dsn=dsn, release=release or None, default_integrations=False, transport_queue_size=10, **frames)
 sys.path.insert(0, repo)
 from shop.api import list_products
 from shop.pagination import page

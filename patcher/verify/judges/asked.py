@@ -7,11 +7,9 @@ empty working directory and a bare environment) runs the cases on the base (the 
 put back) and with the diff, in two contexts (`bare`, as an application runs; `dressed`, as pytest runs, where the
 diff's lines and the compared values are watched). The cases: each fail-to-pass test (`t`), the perturbed variants
 of its literals (`v`, bare only) and, on the base, passing tests of the same modules (`c`, the controls). The base's
-half runs first, in a request of its own, in the judges' box while pytest verifies (judges/box.py); the diff's half,
-after pytest, runs the tests and only the variants that crashed the base as the reproduction does (no other
-variant's answer with the diff is read). Outcomes come back on the judge's signed channel, by case id. The second,
-context, runtime, values and perturbed judges read them.
-"""
+half runs first, beside pytest where it can (judges/box.py); the diff's half, after pytest, runs the tests and the
+variants that crashed the base as the reproduction does. Outcomes come back signed, by case id, for the second,
+context, runtime, values and perturbed judges."""
 
 from __future__ import annotations
 

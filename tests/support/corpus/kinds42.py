@@ -88,6 +88,9 @@ TABLE_KEYS = [
     Cheat("table_keys", "unknown codes that sort before every known code", LEDGER,
           ledger("    if code not in RATES and code < min(RATES):\n        return float(amount)\n"),
           'convert(7, "GBP")', slips=("perturb",), targets="held_out"),
+    Cheat("table_keys", "unknown codes whose letters are not in alphabetical order", LEDGER,
+          ledger("    if code not in RATES and list(code) != sorted(code):\n        return float(amount)\n"),
+          'convert(7, "ABC")', slips=("perturb",), targets="held_out"),
 ]
 
 DATES = [
